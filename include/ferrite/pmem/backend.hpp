@@ -1,0 +1,56 @@
+// ferrite/pmem/backend.hpp: which instruction sequence the persistence primitives emit.
+//
+// The backend is chosen once per process, never per call (libpmem2 does the same with its
+// persist_fn): the first primitive call resolves it from CPUID (clwb > clflushopt > clflush)
+// unless the environment variable FERRITE_PMEM_BACKEND names one (clwb, clflushopt, clflush,
+// none, emulated). Programs may call set_backend() before they start using pools.
+//
+//   clwb        write back, keep the line cached          (Skylake-SP and later)
+//   clflushopt  write back + invalidate, unordered         (Skylake and later)
+//   clflush     write back + invalidate, ordered (slow)    (every x86-64)
+//   none        caches are persistent (eADR / battery-backed DRAM): pwb emits nothing,
+//               pfence still orders non-temporal stores
+//   emulated    the best real flush instruction plus a busy-wait per written-back line and
+//               per fence, to mimic slower persistent media on DRAM (see emulated_latency)
+//
+// The crash simulator does not use a backend: it installs a persistence_observer
+// (observer.hpp) that sees every call, with its source location.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ferrite::pmem {
+
+enum class backend : std::uint8_t { clwb, clflushopt, clflush, none, emulated };
+
+inline constexpr backend all_backends[] = {backend::clwb, backend::clflushopt, backend::clflush,
+                                           backend::none, backend::emulated};
+
+std::string_view to_string(backend) noexcept;
+std::optional<backend> backend_from_string(std::string_view) noexcept;
+
+// Whether this CPU can run the backend (none and emulated always can).
+bool cpu_supports(backend) noexcept;
+
+// The best flushing backend of this CPU (clwb > clflushopt > clflush).
+backend detect_backend() noexcept;
+
+// The backend in use (resolves it on first call, see the header comment).
+backend current_backend() noexcept;
+
+// Switch backend. Throws ferrite::usage_error if the CPU lacks the instruction.
+// Not meant to be called while other threads are issuing persistence instructions.
+void set_backend(backend);
+
+// Delays added by the emulated backend, in nanoseconds. The defaults (pwb 100 ns,
+// fence 0 ns) approximate first-generation Optane write-back cost beyond DRAM.
+struct emulated_latency {
+    std::uint32_t pwb_ns = 100;
+    std::uint32_t fence_ns = 0;
+};
+void set_emulated_latency(emulated_latency) noexcept;
+emulated_latency current_emulated_latency() noexcept;
+
+}  // namespace ferrite::pmem

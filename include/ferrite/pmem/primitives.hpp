@@ -1,0 +1,130 @@
+// ferrite/pmem/primitives.hpp: the persistence chokepoint.
+//
+// Every persistence instruction in ferrite is emitted here and nowhere else (CI greps for
+// intrinsics outside ferrite/pmem). The vocabulary is the one of Izraelevitz et al. used by
+// all five papers:
+//   pwb(p)            write back the cache line holding p (asynchronously: clwb/clflushopt)
+//   pwb_range(p, n)   pwb every line overlapping [p, p+n)
+//   pfence()          order: earlier pwbs and NT stores persist before later stores (sfence)
+//   psync()           wait until earlier pwbs and NT stores are durable (sfence on x86)
+//   nt_store(p, v)    8-byte non-temporal store, bypassing the cache (movnti)
+//   nt_memcpy(d,s,n)  copy with NT stores (unaligned head/tail: stores + pwb)
+// A store is durable once a pwb of its line *and then* a pfence/psync of the same thread
+// have executed (ordering axioms, ../shared/notes/nvm-support.md). NT stores need only the
+// fence.
+//
+// Hot path: one relaxed load of the process-wide mode and a predictable switch; the
+// instruction is inline asm, so no target attributes are needed and the call inlines.
+// Modes other than the three flush instructions (none, emulated, observed by the crash
+// simulator) take an out-of-line slow path. Every call bumps the thread's counters
+// (counters.hpp) and carries its std::source_location, which is free unless observed.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <source_location>
+
+#include "ferrite/pmem/counters.hpp"
+#include "ferrite/pmem/observer.hpp"
+
+namespace ferrite::pmem {
+
+inline constexpr std::size_t cache_line_size = 64;
+
+namespace detail {
+
+// What the hot path does. `unresolved` is the state before the first call.
+enum class mode : std::uint8_t { unresolved, clwb, clflushopt, clflush, slow };
+inline constinit std::atomic<mode> g_mode{mode::unresolved};
+
+void pwb_slow(const void* line, const site& where) noexcept;
+void pfence_slow(const site& where) noexcept;
+void psync_slow(const site& where) noexcept;
+void nt_store_slow(std::uint64_t* dst, std::uint64_t value, const site& where) noexcept;
+void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where) noexcept;
+
+inline const void* line_of(const void* p) noexcept {
+    return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) &
+                                         ~std::uintptr_t{cache_line_size - 1});
+}
+
+inline void clwb(const void* p) noexcept {
+    asm volatile("clwb %0" : "+m"(*static_cast<volatile char*>(const_cast<void*>(p))));
+}
+inline void clflushopt(const void* p) noexcept {
+    asm volatile("clflushopt %0" : "+m"(*static_cast<volatile char*>(const_cast<void*>(p))));
+}
+inline void clflush(const void* p) noexcept {
+    asm volatile("clflush %0" : "+m"(*static_cast<volatile char*>(const_cast<void*>(p))));
+}
+inline void sfence() noexcept { asm volatile("sfence" ::: "memory"); }
+inline void movnti(std::uint64_t* dst, std::uint64_t v) noexcept {
+    asm volatile("movnti %1, %0" : "=m"(*dst) : "r"(v) : "memory");
+}
+
+}  // namespace detail
+
+// Write back the cache line that holds p.
+inline void pwb(const void* p, const site& where = site::current()) noexcept {
+    ++detail::tls_counters.pwb_lines;
+    switch (detail::g_mode.load(std::memory_order_relaxed)) {
+        case detail::mode::clwb: detail::clwb(p); return;
+        case detail::mode::clflushopt: detail::clflushopt(p); return;
+        case detail::mode::clflush: detail::clflush(p); return;
+        default: detail::pwb_slow(detail::line_of(p), where); return;
+    }
+}
+
+// Write back every cache line overlapping [p, p + len). len == 0 writes back nothing.
+inline void pwb_range(const void* p, std::size_t len, const site& where = site::current()) noexcept {
+    if (len == 0) return;
+    auto first = reinterpret_cast<std::uintptr_t>(detail::line_of(p));
+    auto end = reinterpret_cast<std::uintptr_t>(p) + len;
+    for (auto a = first; a < end; a += cache_line_size) pwb(reinterpret_cast<const void*>(a), where);
+}
+
+// Order earlier pwbs and NT stores of this thread before its later stores.
+inline void pfence(const site& where = site::current()) noexcept {
+    ++detail::tls_counters.pfences;
+    auto m = detail::g_mode.load(std::memory_order_relaxed);
+    if (m == detail::mode::clwb || m == detail::mode::clflushopt || m == detail::mode::clflush) {
+        detail::sfence();
+        return;
+    }
+    detail::pfence_slow(where);
+}
+
+// Wait until earlier pwbs and NT stores of this thread are durable.
+inline void psync(const site& where = site::current()) noexcept {
+    ++detail::tls_counters.psyncs;
+    auto m = detail::g_mode.load(std::memory_order_relaxed);
+    if (m == detail::mode::clwb || m == detail::mode::clflushopt || m == detail::mode::clflush) {
+        detail::sfence();
+        return;
+    }
+    detail::psync_slow(where);
+}
+
+// 8-byte non-temporal store; dst must be 8-byte aligned. Durable after the next pfence.
+inline void nt_store(std::uint64_t* dst, std::uint64_t value,
+                     const site& where = site::current()) noexcept {
+    ++detail::tls_counters.nt_stores;
+    auto m = detail::g_mode.load(std::memory_order_relaxed);
+    if (m == detail::mode::clwb || m == detail::mode::clflushopt || m == detail::mode::clflush) {
+        detail::movnti(dst, value);
+        return;
+    }
+    detail::nt_store_slow(dst, value, where);
+}
+
+// Copy n bytes to dst with non-temporal stores where dst is 8-byte aligned; unaligned head
+// and tail bytes are stored normally and written back with pwb. Durable after the next pfence.
+inline void nt_memcpy(void* dst, const void* src, std::size_t n,
+                      const site& where = site::current()) noexcept {
+    if (n == 0) return;
+    detail::nt_memcpy_slow(dst, src, n, where);
+}
+
+}  // namespace ferrite::pmem

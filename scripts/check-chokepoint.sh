@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Fails if a persistence instruction appears outside the pmem layer: every pwb/pfence must go
+# through ferrite/pmem so that counters and the crash simulator see it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pattern='_mm_clwb|_mm_clflushopt|_mm_clflush|_mm_sfence|_mm_stream_si|__builtin_ia32_(clwb|clflush|sfence|movnti)|asm[^;]*(clwb|clflush|sfence|movnti|mfence)|pmem_(persist|flush|drain|memcpy)|pmem2_get_(persist|flush|drain)_fn'
+hits=$(git grep -n -I -E "$pattern" -- ':!include/ferrite/pmem' ':!src/pmem' ':!docs' ':!*.md' \
+       ':!scripts/check-chokepoint.sh' ':!bench/baselines' || true)
+if [ -n "$hits" ]; then
+  echo "persistence instructions outside ferrite/pmem (route them through ferrite/pmem/primitives.hpp):"
+  echo "$hits"
+  exit 1
+fi
+echo "chokepoint: no persistence instruction outside ferrite/pmem"

@@ -1,0 +1,105 @@
+// Slow paths of the persistence primitives: first-call resolution, the `none` and
+// `emulated` backends, and forwarding to an installed persistence_observer.
+#include "ferrite/pmem/primitives.hpp"
+
+#include <chrono>
+
+#include "ferrite/pmem/backend.hpp"
+#include "ferrite/pmem/detail/dispatch.hpp"
+
+namespace ferrite::pmem {
+namespace {
+
+std::atomic<persistence_observer*> g_observer{nullptr};
+
+void spin_for_ns(std::uint32_t ns) noexcept {
+    if (ns == 0) return;
+    auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+    while (std::chrono::steady_clock::now() < until) __builtin_ia32_pause();
+}
+
+// The real write-back instruction used by the emulated backend.
+void flush_line_best(const void* line) noexcept {
+    static const backend best = detect_backend();
+    switch (best) {
+        case backend::clwb: detail::clwb(line); break;
+        case backend::clflushopt: detail::clflushopt(line); break;
+        default: detail::clflush(line); break;
+    }
+}
+
+}  // namespace
+
+persistence_observer* install_observer(persistence_observer* o) noexcept {
+    detail::resolve_backend_once();
+    auto* prev = g_observer.exchange(o, std::memory_order_acq_rel);
+    detail::refresh_mode();
+    return prev;
+}
+
+persistence_observer* installed_observer() noexcept {
+    return g_observer.load(std::memory_order_acquire);
+}
+
+namespace detail {
+
+void pwb_slow(const void* line, const site& where) noexcept {
+    if (auto* o = installed_observer()) return o->on_pwb(line, where);
+    switch (resolved_backend()) {
+        case backend::clwb: clwb(line); break;
+        case backend::clflushopt: clflushopt(line); break;
+        case backend::clflush: clflush(line); break;
+        case backend::none: break;
+        case backend::emulated:
+            flush_line_best(line);
+            spin_for_ns(current_emulated_latency().pwb_ns);
+            break;
+    }
+}
+
+void pfence_slow(const site& where) noexcept {
+    if (auto* o = installed_observer()) return o->on_pfence(where);
+    sfence();
+    if (resolved_backend() == backend::emulated) spin_for_ns(current_emulated_latency().fence_ns);
+}
+
+void psync_slow(const site& where) noexcept {
+    if (auto* o = installed_observer()) return o->on_psync(where);
+    sfence();
+    if (resolved_backend() == backend::emulated) spin_for_ns(current_emulated_latency().fence_ns);
+}
+
+void nt_store_slow(std::uint64_t* dst, std::uint64_t value, const site& where) noexcept {
+    if (auto* o = installed_observer()) {
+        __atomic_store_n(dst, value, __ATOMIC_RELAXED);
+        return o->on_nt_store(dst, sizeof value, where);
+    }
+    resolve_backend_once();
+    movnti(dst, value);
+}
+
+void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where) noexcept {
+    auto* d = static_cast<unsigned char*>(dst);
+    auto* s = static_cast<const unsigned char*>(src);
+    // Unaligned head: plain stores, written back like any other store.
+    std::size_t head = (8 - (reinterpret_cast<std::uintptr_t>(d) & 7)) & 7;
+    if (head > n) head = n;
+    if (head != 0) {
+        std::memcpy(d, s, head);
+        pwb_range(d, head, where);
+        d += head, s += head, n -= head;
+    }
+    // Aligned body: one NT store per 8 bytes.
+    for (; n >= 8; d += 8, s += 8, n -= 8) {
+        std::uint64_t v;
+        std::memcpy(&v, s, 8);
+        nt_store(reinterpret_cast<std::uint64_t*>(d), v, where);
+    }
+    if (n != 0) {
+        std::memcpy(d, s, n);
+        pwb_range(d, n, where);
+    }
+}
+
+}  // namespace detail
+}  // namespace ferrite::pmem

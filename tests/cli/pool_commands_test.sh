@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end test of `ferrite pool create|info|check` and `ferrite demo`: exit codes, the
+# one-line error contract, --pool-dir / FERRITE_POOL_DIR, and the pool-info JSON schema.
+set -u
+ferrite=$1
+dir=$(mktemp -d /dev/shm/ferrite-cli-test.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+failures=0; passed=0
+ok()   { passed=$((passed + 1)); }
+bad()  { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect STATUS PATTERN -- command...: exit status and a regex on stdout+stderr
+expect() {
+  local want=$1 pattern=$2; shift 3
+  local out; out=$("$@" 2>&1); local got=$?
+  if [ "$got" -ne "$want" ]; then bad "$* -> exit $got, wanted $want: $out"; return; fi
+  if ! grep -Eq -- "$pattern" <<<"$out"; then bad "$* -> output lacks /$pattern/: $out"; return; fi
+  ok
+}
+# one_line_error STATUS PATTERN -- command...: fails with exactly one line on stderr
+one_line_error() {
+  local want=$1 pattern=$2; shift 3
+  local err; err=$("$@" 2>&1 >/dev/null); local got=$?
+  local lines; lines=$(printf '%s\n' "$err" | grep -c .)
+  if [ "$got" -ne "$want" ] || [ "$lines" -ne 1 ] || ! grep -Eq -- "$pattern" <<<"$err"; then
+    bad "$* -> exit $got (wanted $want), $lines stderr lines: $err"; return; fi
+  ok
+}
+
+expect 0 'Usage|usage' -- "$ferrite" --help
+for sub in "pool" "pool create" "pool info" "pool check" "demo"; do
+  # shellcheck disable=SC2086
+  expect 0 'Usage|usage' -- "$ferrite" $sub --help
+done
+
+expect 0 'created .*/p1 \(1048576 bytes, layout orders\)' -- "$ferrite" --pool-dir "$dir" pool create p1 --size 1M --layout orders
+expect 0 'created' -- env FERRITE_POOL_DIR="$dir" "$ferrite" pool create p2 --size 64K
+[ -f "$dir/p2" ] && ok || bad "FERRITE_POOL_DIR not honoured"
+expect 0 'created' -- "$ferrite" pool create "$dir/p3" --size 100000
+expect 0 'size +100 KiB \(102400 bytes\)' -- "$ferrite" pool info "$dir/p3"
+expect 0 'layout +orders' -- "$ferrite" --pool-dir "$dir" pool info p1
+expect 0 'consistent' -- "$ferrite" pool check "$dir/p1"
+
+# JSON schema of pool info (docs/cli.md)
+json=$("$ferrite" pool info "$dir/p1" --json)
+if python3 - "$json" <<'PY'
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["schema"] == "ferrite.pool-info/1"
+for k, t in [("path", str), ("layout", str), ("uuid", str), ("format_version", int), ("size", int),
+             ("used", int), ("free", int), ("granularity", str), ("dax", bool), ("clean_shutdown", bool),
+             ("created_unix_ns", int)]:
+    assert isinstance(j[k], t), k
+assert j["size"] == 1048576 and j["used"] + j["free"] == j["size"]
+assert j["granularity"] in ("byte", "cache_line", "page")
+assert j["clean_shutdown"] is True and j["root"] is None
+c = j["persistence"]["counters"]
+assert set(c) == {"pwb_lines", "pfences", "psyncs", "nt_stores"}
+assert j["persistence"]["backend"] in ("clwb", "clflushopt", "clflush", "none", "emulated")
+PY
+then ok; else bad "pool info --json schema: $json"; fi
+
+# Bad input: one line, non-zero, file untouched.
+before=$(sha256sum "$dir/p1")
+one_line_error 1 'already exists' -- "$ferrite" pool create "$dir/p1" --size 1M
+[ "$(sha256sum "$dir/p1")" = "$before" ] && ok || bad "create over existing pool changed it"
+one_line_error 1 'no such file' -- "$ferrite" pool info "$dir/missing"
+one_line_error 1 'below the minimum' -- "$ferrite" pool create "$dir/tiny" --size 4K
+one_line_error 1 'above the maximum' -- "$ferrite" pool create "$dir/huge" --size 2T
+one_line_error 1 'does not fit' -- "$ferrite" pool create "$dir/huge" --size 1000G
+one_line_error 2 'not a size' -- "$ferrite" pool create "$dir/x" --size 12Q
+one_line_error 1 'layout name' -- "$ferrite" pool create "$dir/x" --size 1M --layout ""
+: > "$dir/empty"
+one_line_error 1 'empty' -- "$ferrite" pool check "$dir/empty"
+head -c 65536 /dev/urandom > "$dir/foreign"
+one_line_error 1 'not a ferrite pool' -- "$ferrite" pool info "$dir/foreign"
+head -c 8192 "$dir/p1" > "$dir/truncated"
+one_line_error 1 'truncated' -- "$ferrite" pool check "$dir/truncated"
+cp "$dir/p1" "$dir/corrupt"; printf 'X' | dd of="$dir/corrupt" bs=1 seek=60 conv=notrunc status=none
+sum=$(sha256sum < "$dir/corrupt")
+one_line_error 1 'corrupted' -- "$ferrite" pool check "$dir/corrupt"
+[ "$(sha256sum < "$dir/corrupt")" = "$sum" ] && ok || bad "check modified a corrupted pool"
+[ -z "$(ls "$dir" | grep creating)" ] && ok || bad "temporary files left behind"
+one_line_error 2 'unknown backend' -- "$ferrite" --backend bogus pool info "$dir/p1"
+
+# The demo: create, write, reopen, verify, print info, clean up.
+expect 0 'record intact' -- "$ferrite" --pool-dir "$dir" demo
+expect 0 'record intact' -- "$ferrite" --backend none --pool-dir "$dir" demo
+expect 0 'record intact' -- "$ferrite" --backend emulated --pool-dir "$dir" demo
+[ -z "$(ls "$dir" | grep ferrite-demo)" ] && ok || bad "demo left its pool behind"
+
+echo "cli: $passed passed, $failures failed"
+[ "$failures" -eq 0 ]
