@@ -1,0 +1,19 @@
+// The registry of built-in crash-test targets (see crash/targets.hpp).
+#include "targets.hpp"
+
+namespace ferrite::crash {
+
+void register_builtin_targets(sim::target_registry& registry) {
+    register_selftest_targets(registry);
+}
+
+const sim::target_registry& builtin_targets() {
+    static const sim::target_registry registry = [] {
+        sim::target_registry r;
+        register_builtin_targets(r);
+        return r;
+    }();
+    return registry;
+}
+
+}  // namespace ferrite::crash

@@ -1,0 +1,22 @@
+// crash/targets.hpp: every crash-test target ferrite ships, for `ferrite crashtest` and the
+// crash tests. A target (ferrite/sim/target.hpp) is a structure, a workload and a checker;
+// each lives in crash/<layer>/ beside the others of its layer and is registered here.
+//
+// This folder sits above every library layer (it uses the structures and the simulator);
+// nothing in include/ or src/ includes it.
+#pragma once
+
+#include "ferrite/sim/target.hpp"
+
+namespace ferrite::crash {
+
+// Adds all built-in targets to `registry`.
+void register_builtin_targets(sim::target_registry& registry);
+
+// The built-in targets, registered once (for the CLI and tests).
+const sim::target_registry& builtin_targets();
+
+// Self-test targets of the simulator (crash/selftest/).
+void register_selftest_targets(sim::target_registry& registry);
+
+}  // namespace ferrite::crash
