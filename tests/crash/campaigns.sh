@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A crash campaign for every registered target (`ferrite crashtest --list`), run as a user
+# would: correct targets must finish with no violation (exit 0) and kill every persistence
+# site under flush mutation testing; buggy-* targets must be caught (exit 3).
+# Usage: campaigns.sh FERRITE [CRASHES] [MUTATION_CRASHES]
+set -u
+ferrite=$1
+crashes=${2:-${FERRITE_CAMPAIGN_CRASHES:-10000}}
+mutation_crashes=${3:-${FERRITE_MUTATION_CRASHES:-2000}}
+dir=$(mktemp -d /dev/shm/ferrite-campaigns.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+failures=0; passed=0
+targets=$("$ferrite" crashtest --list) || { echo "FAIL: crashtest --list"; exit 1; }
+[ -n "$targets" ] || { echo "FAIL: no targets listed"; exit 1; }
+for t in $targets; do
+  start=$(date +%s%N)
+  out=$("$ferrite" --pool-dir "$dir" crashtest "$t" --crashes "$crashes" --json 2>&1); rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  summary=$(grep -E '"(crash_points|violations|recovery_crashes)"' <<<"$out" | tr -d ' \n')
+  case $t in
+    buggy-*) want=3 ;;
+    *) want=0 ;;
+  esac
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: crashtest $t -> exit $rc, wanted $want"; echo "$out" | head -40; failures=$((failures + 1))
+  else
+    echo "ok: crashtest $t ($summary ${ms} ms)"; passed=$((passed + 1))
+  fi
+  case $t in buggy-*) continue ;; esac
+  out=$("$ferrite" --pool-dir "$dir" crashtest "$t" --mutate all --crashes "$mutation_crashes" 2>&1); rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: crashtest $t --mutate all -> exit $rc"; echo "$out"; failures=$((failures + 1))
+  else
+    echo "ok: mutation $t: $(tail -n 1 <<<"$out")"; passed=$((passed + 1))
+  fi
+done
+echo "$passed passed, $failures failed"
+[ "$failures" -eq 0 ]
