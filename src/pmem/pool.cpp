@@ -117,9 +117,10 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
              "file is larger than its header says (" + std::to_string(file_size) + " > " +
                  std::to_string(id.pool_size) + "); it was modified outside ferrite");
     const auto& st = h.state;
+    // Written without sums, which could wrap around for a damaged header.
     bool root_ok = st.root_offset == 0 ||
-                   (st.root_offset >= pool_header_size && st.root_size <= id.pool_size &&
-                    st.root_offset + st.root_size <= st.data_top);
+                   (st.root_offset >= pool_header_size && st.root_offset <= st.data_top &&
+                    st.root_size <= st.data_top - st.root_offset);
     if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok)
         fail(pool_errc::corrupted_header, path,
              "pool state is out of range (root or used size beyond the pool); the header is "
@@ -367,7 +368,7 @@ void* pool::root_bytes(std::size_t bytes, std::size_t alignment) {
     if (read_only_)
         fail(pool_errc::root_mismatch, path_, "pool has no root object yet (opened read-only)");
     const std::uint64_t off = (st.data_top + 63) & ~std::uint64_t{63};
-    if (off + bytes > size_)
+    if (off > size_ || bytes > size_ - off)
         fail(pool_errc::out_of_space, path_,
              "root object of " + std::to_string(bytes) + " bytes does not fit; create a larger pool");
     // Zero and persist the object before publishing it (PP), then commit root_offset last:

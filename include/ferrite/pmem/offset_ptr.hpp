@@ -4,14 +4,15 @@
 // stored in it. offset_ptr<T> stores the distance from its own address to the target
 // (self-relative, as boost::interprocess::offset_ptr and libpmemobj-cpp's
 // self_relative_ptr): it needs no pool lookup to dereference and survives being copied
-// along with the pool image (which the crash simulator does). The stored value 1 means null
-// (a real target is never one byte past the pointer itself), so a pointer may point at
-// itself, as the head of an empty circular list does.
+// along with the pool image (which the crash simulator does). The stored word is the distance
+// minus one, so that the stored value 0 means null: zero-filled pool memory (a fresh root)
+// holds null pointers, and a pointer may still point at itself (stored -1), as the head of an
+// empty circular list does. The only distance that cannot be stored is +1, a target inside
+// the pointer itself.
 //
 // Crash consistency: the 8-byte offset is written with one aligned store, so a torn pointer
 // is impossible (8-byte stores are atomic with respect to persistence). It is not atomic with
-// respect to other threads; structures that CAS on links use std::atomic<std::int64_t>
-// offsets through the helpers below.
+// respect to other threads.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +35,7 @@ public:
 
     T* get() const noexcept {
         if (off_ == null_offset) return nullptr;
-        return reinterpret_cast<T*>(reinterpret_cast<std::intptr_t>(this) + off_);
+        return reinterpret_cast<T*>(reinterpret_cast<std::intptr_t>(this) + off_ + 1);
     }
     T* operator->() const noexcept { return get(); }
     T& operator*() const noexcept { return *get(); }
@@ -42,13 +43,13 @@ public:
     friend bool operator==(const offset_ptr& a, const offset_ptr& b) noexcept { return a.get() == b.get(); }
     friend bool operator==(const offset_ptr& a, std::nullptr_t) noexcept { return !a; }
 
-    // The raw stored value, for writing it back (pwb) or logging it.
+    // The stored word (distance to the target minus one; 0 = null), for logging it.
     std::int64_t raw() const noexcept { return off_; }
 
 private:
-    static constexpr std::int64_t null_offset = 1;
+    static constexpr std::int64_t null_offset = 0;
     void set(T* p) noexcept {
-        off_ = p ? reinterpret_cast<std::intptr_t>(p) - reinterpret_cast<std::intptr_t>(this)
+        off_ = p ? reinterpret_cast<std::intptr_t>(p) - reinterpret_cast<std::intptr_t>(this) - 1
                  : null_offset;
     }
     std::int64_t off_ = null_offset;  // persistent
