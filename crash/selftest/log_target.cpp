@@ -137,33 +137,23 @@ private:
     sim::op_progress progress_;
 };
 
-class log_target final : public sim::target {
-public:
-    log_target(std::string_view name, std::string_view summary, flavour f)
-        : name_(name), summary_(summary), flavour_(f) {}
-    std::string_view name() const override { return name_; }
-    std::string_view summary() const override { return summary_; }
-    std::uint64_t pool_size(const sim::run_config& c) const override {
-        return std::max<std::uint64_t>(64 * 1024, round_up_to_line(4096 + root_bytes(c)) + 4096);
-    }
-    std::unique_ptr<sim::workload> prepare(pmem::pool& p, const sim::run_config& c) const override {
-        return std::make_unique<log_workload>(p, c, flavour_);
-    }
-
-private:
-    std::string_view name_, summary_;
-    flavour flavour_;
-};
-
 }  // namespace
 
 void register_log_targets(sim::target_registry& r) {
-    r.add(std::make_unique<log_target>("log", "per-thread append-only log: entry, pwb, pfence, then the count (self-test, correct)", flavour::correct));
-    r.add(std::make_unique<log_target>("log-nt", "the log with NT stores for entries (self-test, correct)", flavour::nt));
-    r.add(std::make_unique<log_target>("buggy-log-no-flush", "entry then count with no pwb+pfence between (seeded bug)", flavour::no_flush));
-    r.add(std::make_unique<log_target>("buggy-log-no-fence", "entry written back but not fenced before the count (seeded bug)", flavour::no_fence));
-    r.add(std::make_unique<log_target>("buggy-log-wrong-line", "writes back the line after the entry's (seeded bug)", flavour::wrong_line));
-    r.add(std::make_unique<log_target>("buggy-log-flag-first", "count committed before the entry is written (seeded bug)", flavour::flag_first));
+    const auto add = [&](const char* name, const char* summary, flavour f) {
+        r.add(std::make_unique<sim::simple_target>(
+            name, summary,
+            [f](pmem::pool& p, const sim::run_config& c) { return std::make_unique<log_workload>(p, c, f); },
+            [](const sim::run_config& c) {
+                return std::max<std::uint64_t>(64 * 1024, round_up_to_line(4096 + root_bytes(c)) + 4096);
+            }));
+    };
+    add("log", "per-thread append-only log: entry, pwb, pfence, then the count (self-test, correct)", flavour::correct);
+    add("log-nt", "the log with NT stores for entries (self-test, correct)", flavour::nt);
+    add("buggy-log-no-flush", "entry then count with no pwb+pfence between (seeded bug)", flavour::no_flush);
+    add("buggy-log-no-fence", "entry written back but not fenced before the count (seeded bug)", flavour::no_fence);
+    add("buggy-log-wrong-line", "writes back the line after the entry's (seeded bug)", flavour::wrong_line);
+    add("buggy-log-flag-first", "count committed before the entry is written (seeded bug)", flavour::flag_first);
 }
 
 }  // namespace ferrite::crash::selftest

@@ -140,29 +140,21 @@ private:
     thread_accounts* accounts_ = nullptr;
 };
 
-class transfer_target final : public sim::target {
-public:
-    transfer_target(std::string_view name, std::string_view summary, bool buggy)
-        : name_(name), summary_(summary), buggy_(buggy) {}
-    std::string_view name() const override { return name_; }
-    std::string_view summary() const override { return summary_; }
-    std::unique_ptr<sim::workload> prepare(pmem::pool& p, const sim::run_config& c) const override {
-        return std::make_unique<transfer_workload>(p, c, buggy_);
-    }
-    std::uint64_t pool_size(const sim::run_config& c) const override {
-        return std::max<std::uint64_t>(64 * 1024, 8192 + c.threads * sizeof(thread_accounts));
-    }
-
-private:
-    std::string_view name_, summary_;
-    bool buggy_;
-};
-
 }  // namespace
 
 void register_transfer_targets(sim::target_registry& r) {
-    r.add(std::make_unique<transfer_target>("transfer", "two accounts under an undo log; recovery rolls back (self-test, correct)", false));
-    r.add(std::make_unique<transfer_target>("buggy-transfer-recovery", "recovery drops the undo record before the rollback is durable (seeded bug, needs recovery crashes)", true));
+    const auto add = [&](const char* name, const char* summary, bool buggy) {
+        r.add(std::make_unique<sim::simple_target>(
+            name, summary,
+            [buggy](pmem::pool& p, const sim::run_config& c) {
+                return std::make_unique<transfer_workload>(p, c, buggy);
+            },
+            [](const sim::run_config& c) {
+                return std::max<std::uint64_t>(64 * 1024, 8192 + c.threads * sizeof(thread_accounts));
+            }));
+    };
+    add("transfer", "two accounts under an undo log; recovery rolls back (self-test, correct)", false);
+    add("buggy-transfer-recovery", "recovery drops the undo record before the rollback is durable (seeded bug, needs recovery crashes)", true);
 }
 
 }  // namespace ferrite::crash::selftest

@@ -42,8 +42,8 @@ mutation_result run_mutation(const target& t, const campaign_config& cfg,
         std::erase_if(sites, [&](const auto& s) { return s.id != *only_site; });
         if (sites.empty())
             throw usage_error("site '" + *only_site + "' is not reached by target '" +
-                              std::string(t.name()) + "'; list the sites with `ferrite crashtest " +
-                              std::string(t.name()) + " --sites`");
+                              std::string(t.name()) + "'; `ferrite crashtest " + std::string(t.name()) +
+                              "` lists the sites it reaches");
     }
     for (std::size_t i = 0; i < sites.size(); ++i) {
         if (on_site) on_site(sites[i].id, i, sites.size());

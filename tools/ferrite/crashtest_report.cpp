@@ -19,6 +19,19 @@ nlohmann::json site_json(const sim::site_report& s) {
             {"empty_fences", s.empty_fences}};
 }
 
+// The fields every crashtest JSON object starts with.
+nlohmann::json campaign_header(const char* schema, const sim::campaign_result& r,
+                               const sim::campaign_config& cfg) {
+    return {{"schema", schema},
+            {"target", r.target},
+            {"threads", r.threads},
+            {"ops_per_thread", r.ops_per_thread},
+            {"moments", moments_name(r.moments)},
+            {"seed", cfg.seed},
+            {"crash_points", r.crash_points},
+            {"violations", r.violation_count}};
+}
+
 std::string seconds_text(double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f s", s);
@@ -48,21 +61,15 @@ nlohmann::json campaign_json(const sim::campaign_result& r, const sim::campaign_
                         {"repro", sim::repro_command(r, cfg, v)}});
     nlohmann::json sites = nlohmann::json::array();
     for (const auto& s : r.sites) sites.push_back(site_json(s));
-    return {{"schema", "ferrite.crashtest/1"},
-            {"target", r.target},
-            {"threads", r.threads},
-            {"ops_per_thread", r.ops_per_thread},
-            {"moments", moments_name(r.moments)},
-            {"seed", cfg.seed},
-            {"crash_points", r.crash_points},
-            {"recovery_crashes", r.recovery_crashes},
-            {"runs", r.runs},
-            {"events", r.events},
-            {"violations", r.violation_count},
-            {"violation_list", list},
-            {"sites", r.sites.size()},
-            {"site_list", sites},
-            {"seconds", r.seconds}};
+    auto j = campaign_header("ferrite.crashtest/1", r, cfg);
+    j["recovery_crashes"] = r.recovery_crashes;
+    j["runs"] = r.runs;
+    j["events"] = r.events;
+    j["violation_list"] = std::move(list);
+    j["sites"] = r.sites.size();
+    j["site_list"] = std::move(sites);
+    j["seconds"] = r.seconds;
+    return j;
 }
 
 std::string campaign_text(const sim::campaign_result& r, const sim::campaign_config& cfg) {
@@ -93,19 +100,12 @@ nlohmann::json mutation_json(const sim::mutation_result& m, const sim::campaign_
         j["repro"] = v.repro.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.repro);
         verdicts.push_back(std::move(j));
     }
-    const auto& b = m.baseline;
-    return {{"schema", "ferrite.crashtest-mutation/1"},
-            {"target", b.target},
-            {"threads", b.threads},
-            {"ops_per_thread", b.ops_per_thread},
-            {"moments", moments_name(b.moments)},
-            {"seed", cfg.seed},
-            {"crash_points", b.crash_points},
-            {"violations", b.violation_count},
-            {"sites", m.verdicts.size()},
-            {"killed", m.killed()},
-            {"survivors", m.survivors()},
-            {"verdicts", verdicts}};
+    auto j = campaign_header("ferrite.crashtest-mutation/1", m.baseline, cfg);
+    j["sites"] = m.verdicts.size();
+    j["killed"] = m.killed();
+    j["survivors"] = m.survivors();
+    j["verdicts"] = std::move(verdicts);
+    return j;
 }
 
 std::string mutation_text(const sim::mutation_result& m, const sim::campaign_config& cfg) {

@@ -45,6 +45,12 @@ void psync_slow(const site& where) noexcept;
 void nt_store_slow(std::uint64_t* dst, std::uint64_t value, const site& where) noexcept;
 void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where) noexcept;
 
+// The hot-path test: a real flush instruction is in use (not none, emulated or observed).
+inline bool real_instructions() noexcept {
+    const auto m = g_mode.load(std::memory_order_relaxed);
+    return m == mode::clwb || m == mode::clflushopt || m == mode::clflush;
+}
+
 inline const void* line_of(const void* p) noexcept {
     return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) &
                                          ~std::uintptr_t{cache_line_size - 1});
@@ -88,22 +94,14 @@ inline void pwb_range(const void* p, std::size_t len, const site& where = site::
 // Order earlier pwbs and NT stores of this thread before its later stores.
 inline void pfence(const site& where = site::current()) noexcept {
     ++detail::tls_counters.pfences;
-    auto m = detail::g_mode.load(std::memory_order_relaxed);
-    if (m == detail::mode::clwb || m == detail::mode::clflushopt || m == detail::mode::clflush) {
-        detail::sfence();
-        return;
-    }
+    if (detail::real_instructions()) return detail::sfence();
     detail::pfence_slow(where);
 }
 
 // Wait until earlier pwbs and NT stores of this thread are durable.
 inline void psync(const site& where = site::current()) noexcept {
     ++detail::tls_counters.psyncs;
-    auto m = detail::g_mode.load(std::memory_order_relaxed);
-    if (m == detail::mode::clwb || m == detail::mode::clflushopt || m == detail::mode::clflush) {
-        detail::sfence();
-        return;
-    }
+    if (detail::real_instructions()) return detail::sfence();
     detail::psync_slow(where);
 }
 
@@ -111,11 +109,7 @@ inline void psync(const site& where = site::current()) noexcept {
 inline void nt_store(std::uint64_t* dst, std::uint64_t value,
                      const site& where = site::current()) noexcept {
     ++detail::tls_counters.nt_stores;
-    auto m = detail::g_mode.load(std::memory_order_relaxed);
-    if (m == detail::mode::clwb || m == detail::mode::clflushopt || m == detail::mode::clflush) {
-        detail::movnti(dst, value);
-        return;
-    }
+    if (detail::real_instructions()) return detail::movnti(dst, value);
     detail::nt_store_slow(dst, value, where);
 }
 

@@ -66,6 +66,27 @@ public:
     virtual std::unique_ptr<workload> prepare(pmem::pool& fresh, const run_config&) const = 0;
 };
 
+// A target from a name, a summary and two functions: most targets need nothing more.
+class simple_target final : public target {
+public:
+    using prepare_fn = std::function<std::unique_ptr<workload>(pmem::pool&, const run_config&)>;
+    using size_fn = std::function<std::uint64_t(const run_config&)>;
+    simple_target(std::string name, std::string summary, prepare_fn prepare, size_fn pool_size)
+        : name_(std::move(name)), summary_(std::move(summary)), prepare_(std::move(prepare)),
+          pool_size_(std::move(pool_size)) {}
+    std::string_view name() const override { return name_; }
+    std::string_view summary() const override { return summary_; }
+    std::uint64_t pool_size(const run_config& c) const override { return pool_size_(c); }
+    std::unique_ptr<workload> prepare(pmem::pool& p, const run_config& c) const override {
+        return prepare_(p, c);
+    }
+
+private:
+    std::string name_, summary_;
+    prepare_fn prepare_;
+    size_fn pool_size_;
+};
+
 // The targets ferrite knows, by name. Layers above sim register theirs at start-up through
 // a function each (no static initialisers: they would be dropped from static libraries).
 class target_registry {
