@@ -25,6 +25,9 @@ public:
     void on_nt_store(void* dst, std::size_t bytes, const pmem::site& where) noexcept override {
         if (auto* s = tls_session) s->on_nt_store(tls_tid, dst, bytes, where);
     }
+    void on_wait(const pmem::site&) noexcept override {
+        if (auto* s = tls_session) s->on_wait(tls_tid);
+    }
 };
 
 forwarding_observer g_observer;
@@ -123,6 +126,10 @@ void session::on_nt_store(unsigned tid, void* dst, std::size_t bytes, const pmem
         queue_locked(tid, line, mask, id, false);
         p += n;
     }
+}
+
+void session::on_wait(unsigned tid) noexcept {
+    if (options_.scheduler) options_.scheduler->yield(tid);
 }
 
 void session::crash_image(std::uint64_t seed, std::vector<std::byte>& out) {

@@ -24,6 +24,9 @@ public:
     virtual void on_pfence(const site& where) noexcept = 0;
     virtual void on_psync(const site& where) noexcept = 0;
     virtual void on_nt_store(void* dst, std::size_t bytes, const site& where) noexcept = 0;
+    // A thread is waiting for another (a spin loop's iteration, see wait_hint()). The crash
+    // simulator's deterministic scheduler passes its token here; others may ignore it.
+    virtual void on_wait(const site& where) noexcept { (void)where; }
 };
 
 // Install (or, with nullptr, remove) the process-wide observer. Returns the previous one.

@@ -113,6 +113,15 @@ inline void nt_store(std::uint64_t* dst, std::uint64_t value,
     detail::nt_store_slow(dst, value, where);
 }
 
+// One iteration of a spin loop that waits for another thread. Not a persistence
+// instruction: a pause, or, under the crash simulator, a point where its deterministic
+// scheduler may run another thread (a spin loop without one would wait forever there).
+// Every spin loop in ferrite calls it.
+inline void wait_hint(const site& where = site::current()) noexcept {
+    if (auto* o = installed_observer()) return o->on_wait(where);
+    __builtin_ia32_pause();
+}
+
 // Copy n bytes to dst with non-temporal stores where dst is 8-byte aligned; unaligned head
 // and tail bytes are stored normally and written back with pwb. Durable after the next pfence.
 inline void nt_memcpy(void* dst, const void* src, std::size_t n,

@@ -71,6 +71,8 @@ public:
     void on_pwb(unsigned tid, const void* line, const pmem::site& where) noexcept;
     void on_fence(unsigned tid, const pmem::site& where, site_kind kind) noexcept;
     void on_nt_store(unsigned tid, void* dst, std::size_t bytes, const pmem::site& where) noexcept;
+    // A bound thread spins waiting for another: pass the scheduler's token (no event).
+    void on_wait(unsigned tid) noexcept;
 
 private:
     std::uint64_t next_event(unsigned tid) noexcept;  // yield, count, run the hook

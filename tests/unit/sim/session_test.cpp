@@ -178,3 +178,39 @@ TEST_F(SessionTest, BindingsNestAndRestore) {
 
 }  // namespace
 }  // namespace ferrite::sim
+
+namespace ferrite::sim {
+namespace {
+
+TEST(SessionWait, SpinLoopWithWaitHintDoesNotDeadlockTheScheduler) {
+    // Thread 1 spins until thread 0 has persisted a flag; under the one-at-a-time scheduler
+    // this only terminates if wait_hint() passes the token.
+    alignas(64) std::array<std::uint64_t, 16> mem{};
+    site_registry sites;
+    token_scheduler sched(2, 3);
+    session::options opts;
+    opts.scheduler = &sched;
+    session s(reinterpret_cast<std::byte*>(mem.data()), sizeof mem, 2, sites, std::move(opts));
+    std::atomic<std::uint64_t> flag{0};
+    std::thread waiter([&] {
+        session::binding bind(&s, 1);
+        sched.enter(1);
+        while (flag.load() == 0) pmem::wait_hint();
+        sched.leave(1);
+    });
+    std::thread setter([&] {
+        session::binding bind(&s, 0);
+        sched.enter(0);
+        mem[0] = 1;
+        pmem::pwb(&mem[0]);
+        pmem::pfence();
+        flag.store(1);
+        sched.leave(0);
+    });
+    setter.join();
+    waiter.join();
+    EXPECT_EQ(s.events(), 2u) << "wait hints are not persistence events";
+}
+
+}  // namespace
+}  // namespace ferrite::sim

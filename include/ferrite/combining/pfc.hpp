@@ -1,0 +1,173 @@
+// ferrite/combining/pfc.hpp: PFC, persistent flat combining with a publication list.
+//
+// Algorithm: PFC thesis (Stuttgart 2025), Alg 5.1-5.5. Each thread owns one publication per
+// instance, found through a thread-local map (pfc_registry.hpp) and linked into the
+// instance's list (lock-free push at the head). REQUEST: write the request, mark it pending,
+// MAYBEINSERT (re-link if a cleanup unlinked it), then wait for "my response OR the lock"
+// (sync::futex_lock::wait_for). The lock holder increments the pass count, re-links itself,
+// combines: walks the list, stamps each pending publication's age, hands the batch to the
+// structure's combine() (eliminate, apply, write back, one pfence pair) and publishes the
+// responses. Every CleanupEvery passes it unlinks publications idle for more than MaxAge
+// passes, and those of exited threads.
+//
+// Differences from the thesis: publications are reference-counted between the thread and
+// the list, so threads may exit and instances be destroyed in any order (the thesis leaves
+// reclamation open); waiting re-links the publication while spinning, and a sleeping waiter
+// is woken by every unlock, so a publication unlinked by a cleanup that raced with its new
+// request is re-linked before anyone needs it.
+//
+// Crash consistency: nothing here is persistent (the list is volatile, as in the thesis).
+// LP: inside the combiner's pass, where combine() applies the request. PP: combine()
+// returns after the batch's pfence, and only then are responses published, so a returned
+// operation is durable. Recovery is the structure's alone.
+//
+//   ferrite::combining::pfc<my_structure> fc(args...);
+//   auto r = fc.apply(request);     // any thread, any time
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ferrite/combining/pfc_registry.hpp"
+#include "ferrite/combining/publication.hpp"
+#include "ferrite/combining/structure.hpp"
+#include "ferrite/sync/futex_lock.hpp"
+
+namespace ferrite::combining {
+
+template <combinable S, class WaitPolicy = sync::spin_then_futex<>, class Stats = batch_stats,
+          unsigned CleanupEvery = 64, unsigned MaxAge = 1024>
+class pfc {
+public:
+    using request = typename S::request;
+    using response = typename S::response;
+
+    template <class... Args>
+    explicit pfc(Args&&... args) : structure_(std::forward<Args>(args)...) {}
+
+    ~pfc() {
+        // Let go of the list's references; threads drop theirs when they next add an entry
+        // or exit. No thread may be inside apply() now.
+        for (node* n = head_.load(std::memory_order_acquire); n != nullptr;) {
+            node* next = n->next.load(std::memory_order_relaxed);
+            n->orphaned.store(true, std::memory_order_release);
+            n->release();
+            n = next;
+        }
+    }
+    pfc(const pfc&) = delete;
+    pfc& operator=(const pfc&) = delete;
+
+    response apply(const request& r) {
+        node* mine = my_node();
+        mine->pub.op.request = r;
+        mine->pub.state.store(pub_state::pending, std::memory_order_release);
+        maybe_insert(mine);
+        const auto done = [&] {
+            if (mine->pub.state.load(std::memory_order_acquire) == pub_state::done) return true;
+            maybe_insert(mine);
+            return false;
+        };
+        if (lock_.wait_for(done)) {
+            if (mine->pub.state.load(std::memory_order_acquire) != pub_state::done) {
+                ++passes_;
+                maybe_insert(mine);
+                combine_list();
+                if (passes_ % CleanupEvery == 0) cleanup();
+            }
+            lock_.unlock();
+        }
+        response out = mine->pub.op.response;
+        mine->pub.state.store(pub_state::idle, std::memory_order_relaxed);
+        return out;
+    }
+
+    S& structure() noexcept { return structure_; }
+    const S& structure() const noexcept { return structure_; }
+    const Stats& stats() const noexcept { return stats_; }
+    // Publications linked now (for tests and statistics; exact only while quiescent).
+    std::size_t linked_publications() const noexcept {
+        std::size_t n = 0;
+        for (node* p = head_.load(std::memory_order_acquire); p; p = p->next.load(std::memory_order_acquire)) ++n;
+        return n;
+    }
+
+private:
+    struct node final : pfc_node_base {
+        publication<request, response> pub;
+        std::atomic<node*> next{nullptr};
+        std::atomic<bool> linked{false};
+        std::uint64_t age = 0;  // combiner only: the last pass that served this publication
+    };
+
+    node* my_node() {
+        if (auto* n = find_thread_node(id_)) return static_cast<node*>(n);
+        auto* n = new node;
+        add_thread_node(id_, n);
+        return n;
+    }
+
+    // Link `n` at the head unless it is linked (it may have been unlinked by a cleanup).
+    void maybe_insert(node* n) noexcept {
+        if (n->linked.load(std::memory_order_acquire)) return;
+        n->linked.store(true, std::memory_order_relaxed);
+        n->acquire();  // the list's reference
+        node* h = head_.load(std::memory_order_relaxed);
+        do n->next.store(h, std::memory_order_relaxed);
+        while (!head_.compare_exchange_weak(h, n, std::memory_order_release, std::memory_order_relaxed));
+    }
+
+    void combine_list() noexcept {
+        batch_.clear();
+        ops_.clear();
+        for (node* n = head_.load(std::memory_order_acquire); n; n = n->next.load(std::memory_order_acquire)) {
+            if (n->pub.state.load(std::memory_order_acquire) != pub_state::pending) continue;
+            n->age = passes_;
+            batch_.push_back(n);
+            ops_.push_back(&n->pub.op);
+        }
+        structure_.combine(std::span(ops_));  // PP: the batch is durable when this returns
+        stats_.on_pass(ops_.size());
+        for (node* n : batch_) n->pub.state.store(pub_state::done, std::memory_order_release);
+    }
+
+    // Combiner only: unlink publications idle for MaxAge passes or whose thread exited.
+    void cleanup() noexcept {
+        node* prev = nullptr;
+        for (node* n = head_.load(std::memory_order_acquire); n;) {
+            node* next = n->next.load(std::memory_order_acquire);
+            const bool stale = n->abandoned.load(std::memory_order_acquire) || passes_ - n->age > MaxAge;
+            if (!stale || n->pub.state.load(std::memory_order_acquire) == pub_state::pending) {
+                prev = n;
+                n = next;
+                continue;
+            }
+            if (prev) {
+                prev->next.store(next, std::memory_order_release);
+            } else {
+                node* expected = n;
+                if (!head_.compare_exchange_strong(expected, next, std::memory_order_acq_rel)) {
+                    // New publications were pushed in front: find n's predecessor again.
+                    prev = head_.load(std::memory_order_acquire);
+                    while (prev->next.load(std::memory_order_acquire) != n)
+                        prev = prev->next.load(std::memory_order_acquire);
+                    prev->next.store(next, std::memory_order_release);
+                }
+            }
+            n->linked.store(false, std::memory_order_release);  // its owner may re-link it
+            n->release();                                       // the list's reference
+            n = next;
+        }
+    }
+
+    S structure_;
+    const std::uint64_t id_ = next_pfc_instance_id();
+    alignas(line) sync::futex_lock<WaitPolicy> lock_;
+    alignas(line) std::atomic<node*> head_{nullptr};
+    std::uint64_t passes_ = 0;         // combiner only
+    std::vector<node*> batch_;         // combiner's scratch
+    std::vector<slot<request, response>*> ops_;
+    Stats stats_;
+};
+
+}  // namespace ferrite::combining
