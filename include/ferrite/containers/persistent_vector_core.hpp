@@ -1,0 +1,343 @@
+// ferrite/containers/persistent_vector_core.hpp: the sequential persistent vector that a
+// combining engine drives (PFC thesis, Alg 5.6-5.10).
+//
+// combine(batch) serves one combining pass, in this order (each a linearization point, LP):
+//   1. size / capacity / get are answered from the state at the start of the pass;
+//   2. swaps, through an undo log: the original elements of every index the swaps touch are
+//      logged and made durable, the log is committed (tag = SWAP), the swaps are applied and
+//      written back, one pfence, the log is cleared (tag = NOP);
+//   3. push/pop pairs are eliminated: the pop returns the pushed value, memory is untouched;
+//   4. reserve, then the remaining pushes: the array grows if needed (REPLACE, below), the
+//      values are written after `size` (non-temporal stores, or stores + pwb), ONE pfence,
+//      then size := size + n, pwb, pfence (PP: the pushes are durable);
+//   5. the remaining pops: size := max(0, size - n), pwb, pfence (PP), elements handed out.
+// A batch of pushes costs one fence pair however large it is; eliminated pairs cost nothing.
+//
+// Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol): allocate the new
+// array, copy, pfence; log {new data, new capacity} and tag = REPLACE in one line, pwb,
+// pfence (PP); deallocate the old array (kept referenced by the heap until confirmed);
+// confirm the new one; install data/capacity, pwb, pfence; tag = NOP, pwb, pfence; confirm
+// the deallocation.
+//
+// Differences from the thesis: swaps use an *undo* log of the original elements of the
+// distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
+// rule at recovery, Alg 5.10, whose extracted loop bound is wrong: the undo log makes
+// overlapping swaps trivially right); swaps beyond the log's capacity are served in
+// chunks. A push that cannot grow the array (heap exhausted) fails (ok = false) instead of
+// aborting. NT stores can be switched off (ablation).
+//
+// Crash consistency. Persistent: the header (vector_layout.hpp) and the array. Recovery,
+// after the heap's own recover() and before its finish_recovery():
+//   tag = SWAP: restore every logged original, pwb, pfence, then tag = NOP (pwb, pfence: a
+//     later swap batch rewrites the entries before re-committing the tag, so the cleared tag
+//     must be durable first). The swaps of the interrupted pass had not returned.
+//   tag = REPLACE: if the array is not yet the logged one, deallocate the old (idempotent),
+//     confirm the new, install it (pwb, pfence); tag = NOP (pwb, pfence); confirm the
+//     deallocation.
+// Pushes and pops need no recovery: `size` is their commit point, and elements beyond it
+// are never read.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "ferrite/combining/publication.hpp"
+#include "ferrite/containers/vector_layout.hpp"
+#include "ferrite/containers/vector_ops.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/pool.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::containers {
+
+struct vector_options {
+    bool nt_stores = true;    // non-temporal stores for pushed values and log entries
+    bool elimination = true;  // push/pop elimination inside a pass
+};
+
+// Heap requirements (ferrite::alloc::heap satisfies them): allocate(bytes) -> void* (throws
+// std::bad_alloc when exhausted), confirm_allocation(p), deallocate(p),
+// confirm_deallocation(p); all idempotent after a crash as the confirm protocol requires.
+template <class T, class Heap, class Trace = no_trace>
+class persistent_vector_core {
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "ferrite::vector stores elements in persistent memory by copying bytes: use a "
+                  "trivially copyable element type (offset_ptr instead of raw pointers)");
+
+public:
+    using request = vector_request<T>;
+    using response = vector_response<T>;
+    using slot_type = combining::slot<request, response>;
+
+    // Create a vector in `pool`: allocates its header block and an array of
+    // `initial_capacity`, stores the header's pool offset into `anchor` (a persistent word
+    // of the caller's, e.g. in the pool root), makes it durable and confirms the blocks.
+    static vector_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
+                                 std::size_t initial_capacity = 16, std::size_t swap_log_capacity = 64) {
+        if (anchor != 0) throw usage_error("the anchor already refers to a vector; open it instead");
+        auto* block = heap.allocate(vector_block_bytes<T>(swap_log_capacity));
+        auto* h = static_cast<vector_header*>(block);
+        std::memset(h, 0, sizeof(vector_header));
+        h->magic = vector_magic;
+        h->element_size = sizeof(T);
+        h->swap_log_capacity = swap_log_capacity;
+        void* data = nullptr;
+        if (initial_capacity > 0) {
+            data = heap.allocate(initial_capacity * sizeof(T));
+            h->data = offset_of(pool, data);
+            h->capacity = initial_capacity;
+        }
+        pmem::pwb_range(h, sizeof(vector_header));
+        pmem::pfence();  // PP: the header is complete before the anchor names it
+        anchor = offset_of(pool, h);
+        pmem::pwb(&anchor);
+        pmem::pfence();  // PP: reachable from the caller's root: the blocks may be confirmed
+        heap.confirm_allocation(block);
+        if (data) heap.confirm_allocation(data);
+        return h;
+    }
+
+    // Validate `anchor`'s vector (throws ferrite::error with what to do on a foreign block).
+    static vector_header* open(pmem::pool& pool, std::uint64_t anchor) {
+        if (anchor == 0 || !pool.contains(pool.base() + anchor, sizeof(vector_header)))
+            throw error("no vector at pool offset " + std::to_string(anchor) + " of '" +
+                        pool.path().string() + "'; create it first");
+        auto* h = reinterpret_cast<vector_header*>(pool.base() + anchor);
+        if (h->magic != vector_magic || h->element_size != sizeof(T))
+            throw error("the block at pool offset " + std::to_string(anchor) + " of '" +
+                        pool.path().string() + "' is not a vector of " + std::to_string(sizeof(T)) +
+                        "-byte elements; open it with the element type that created it");
+        return h;
+    }
+
+    persistent_vector_core(pmem::pool& pool, Heap& heap, vector_header* h, vector_options opts = {},
+                           Trace trace = {})
+        : pool_(&pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
+
+    // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
+    static void recover(pmem::pool& pool, Heap& heap, vector_header* h) {
+        if (h->log_tag == vector_log_tag::swap) {
+            auto* entries = log_entries(h);
+            T* data = array(pool, h);
+            for (std::uint64_t i = 0; i < h->log_entries; ++i) {
+                data[entries[i].index] = entries[i].original;
+                pmem::pwb(&data[entries[i].index]);
+            }
+            pmem::pfence();  // PP: the interrupted swaps are undone
+            clear_log(h);
+        } else if (h->log_tag == vector_log_tag::replace) {
+            const auto old = h->data;
+            if (old != h->replace_data) {
+                if (old != 0) heap.deallocate(pool.base() + old);
+                heap.confirm_allocation(pool.base() + h->replace_data);
+                install(h, h->replace_data, h->replace_capacity);
+            }
+            clear_log(h);
+            if (old != 0 && old != h->data) heap.confirm_deallocation(pool.base() + old);
+        }
+    }
+
+    void combine(std::span<slot_type*> batch) noexcept {
+        pushes_.clear();
+        pops_.clear();
+        swaps_.clear();
+        std::uint64_t reserve_to = 0;
+        for (auto* s : batch) {
+            auto& r = s->response;
+            switch (s->request.op) {
+                case vector_op::size: r = {true, {}, h_->size}; trace_.applied(s->request, r); break;
+                case vector_op::capacity: r = {true, {}, h_->capacity}; trace_.applied(s->request, r); break;
+                case vector_op::get:
+                    r = {s->request.a < h_->size, {}, 0};
+                    if (r.ok) r.value = data()[s->request.a];
+                    trace_.applied(s->request, r);
+                    break;
+                case vector_op::push_back: pushes_.push_back(s); break;
+                case vector_op::pop_back: pops_.push_back(s); break;
+                case vector_op::swap: swaps_.push_back(s); break;
+                case vector_op::reserve: reserve_to = std::max(reserve_to, s->request.a); s->response = {true, {}, 0}; break;
+            }
+        }
+        apply_swaps();
+        std::size_t eliminated = 0;
+        if (opts_.elimination) {
+            eliminated = std::min(pushes_.size(), pops_.size());
+            for (std::size_t i = 0; i < eliminated; ++i) {  // LP: push i, then pop i at once
+                pushes_[i]->response = {true, {}, 0};
+                pops_[i]->response = {true, pushes_[i]->request.value, 0};
+                trace_.applied(pushes_[i]->request, pushes_[i]->response);
+                trace_.applied(pops_[i]->request, pops_[i]->response);
+            }
+        }
+        apply_reserve(reserve_to, batch);
+        apply_pushes(std::span(pushes_).subspan(eliminated));
+        apply_pops(std::span(pops_).subspan(eliminated));
+    }
+
+    // Sequential view (single-threaded use, e.g. after recovery).
+    std::uint64_t size() const noexcept { return h_->size; }
+    std::uint64_t capacity() const noexcept { return h_->capacity; }
+    const T* data() const noexcept { return array(*pool_, h_); }
+    T* data() noexcept { return array(*pool_, h_); }
+    vector_header* header() const noexcept { return h_; }
+    Trace& trace() noexcept { return trace_; }
+
+private:
+    static std::uint64_t offset_of(pmem::pool& pool, const void* p) noexcept {
+        return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
+    }
+    static T* array(pmem::pool& pool, const vector_header* h) noexcept {
+        return h->data ? reinterpret_cast<T*>(pool.base() + h->data) : nullptr;
+    }
+    static swap_undo_entry<T>* log_entries(vector_header* h) noexcept {
+        return reinterpret_cast<swap_undo_entry<T>*>(reinterpret_cast<std::byte*>(h) + sizeof(vector_header));
+    }
+    static void install(vector_header* h, std::uint64_t data, std::uint64_t capacity) noexcept {
+        h->data = data;
+        h->capacity = capacity;
+        pmem::pwb(&h->data);
+        pmem::pfence();  // PP: the new array is installed
+    }
+    static void clear_log(vector_header* h) noexcept {
+        h->log_tag = vector_log_tag::nop;
+        pmem::pwb(&h->log_tag);
+        pmem::pfence();  // PP: the log is free for the next pass
+    }
+
+    // Store `n` bytes durable-on-next-fence: NT stores, or plain stores + pwb (ablation).
+    void store(void* dst, const void* src, std::size_t n) noexcept {
+        if (opts_.nt_stores) return pmem::nt_memcpy(dst, src, n);
+        std::memcpy(dst, src, n);
+        pmem::pwb_range(dst, n);
+    }
+
+    void apply_swaps() noexcept {
+        std::size_t next = 0;
+        while (next < swaps_.size()) {
+            // One chunk: as many swaps as the log has room for (two entries each at most).
+            const std::size_t room = h_->swap_log_capacity / 2;
+            const std::size_t end = std::min(swaps_.size(), next + std::max<std::size_t>(room, 1));
+            auto* entries = log_entries(h_);
+            std::uint64_t logged = 0;
+            const auto size = h_->size;
+            T* d = data();
+            auto log_index = [&](std::uint64_t i) {
+                for (std::uint64_t k = 0; k < logged; ++k)
+                    if (entries[k].index == i) return;
+                swap_undo_entry<T> e{i, d[i]};
+                store(&entries[logged++], &e, sizeof e);
+            };
+            for (std::size_t k = next; k < end; ++k) {
+                const auto& rq = swaps_[k]->request;
+                if (rq.a < size && rq.b < size) log_index(rq.a), log_index(rq.b);
+            }
+            if (logged > 0) {
+                pmem::pfence();  // PP: the undo entries are durable before the tag names them
+                h_->log_entries = logged;
+                h_->log_tag = vector_log_tag::swap;  // same line as the count: persists no earlier
+                pmem::pwb(&h_->log_tag);
+                pmem::pfence();  // PP: the undo log is committed
+            }
+            for (std::size_t k = next; k < end; ++k) {
+                auto& s = *swaps_[k];
+                const auto& rq = s.request;
+                s.response = {rq.a < size && rq.b < size, {}, 0};
+                if (s.response.ok) {
+                    std::swap(d[rq.a], d[rq.b]);  // LP
+                    pmem::pwb(&d[rq.a]);
+                    pmem::pwb(&d[rq.b]);
+                }
+                trace_.applied(rq, s.response);
+            }
+            if (logged > 0) {
+                pmem::pfence();  // PP: the swapped elements are durable
+                clear_log(h_);
+            }
+            next = end;
+        }
+    }
+
+    // Grow to at least `needed` elements (doubling). False if the heap is exhausted.
+    bool grow(std::uint64_t needed) noexcept {
+        if (needed <= h_->capacity) return true;
+        std::uint64_t cap = std::max<std::uint64_t>(h_->capacity, 8);
+        while (cap < needed) cap *= 2;
+        void* fresh = nullptr;
+        try {
+            fresh = heap_->allocate(cap * sizeof(T));
+        } catch (const std::bad_alloc&) {
+            return false;
+        } catch (const std::exception&) {
+            return false;
+        }
+        if (h_->size > 0) store(fresh, data(), h_->size * sizeof(T));
+        pmem::pfence();  // PP: the copy is durable before the log names it
+        h_->replace_data = offset_of(*pool_, fresh);
+        h_->replace_capacity = cap;
+        h_->log_tag = vector_log_tag::replace;  // same line as the target: persists no earlier
+        pmem::pwb(&h_->log_tag);
+        pmem::pfence();  // PP: REPLACE committed; recovery finishes it from here
+        const auto old = h_->data;
+        if (old != 0) heap_->deallocate(pool_->base() + old);
+        heap_->confirm_allocation(fresh);
+        install(h_, h_->replace_data, cap);
+        clear_log(h_);
+        if (old != 0) heap_->confirm_deallocation(pool_->base() + old);
+        return true;
+    }
+
+    void apply_reserve(std::uint64_t reserve_to, std::span<slot_type*> batch) noexcept {
+        if (reserve_to == 0) return;
+        const bool ok = grow(reserve_to);
+        for (auto* s : batch)
+            if (s->request.op == vector_op::reserve) {
+                s->response = {ok || s->request.a <= h_->capacity, {}, h_->capacity};
+                trace_.applied(s->request, s->response);
+            }
+    }
+
+    void apply_pushes(std::span<slot_type*> pushes) noexcept {
+        if (pushes.empty()) return;
+        const auto size = h_->size;
+        std::size_t n = pushes.size();
+        if (!grow(size + n)) n = h_->capacity > size ? h_->capacity - size : 0;  // push what fits
+        T* d = data();
+        for (std::size_t i = 0; i < n; ++i) store(&d[size + i], &pushes[i]->request.value, sizeof(T));
+        pmem::pfence();  // PP: the values are durable before size names them
+        h_->size = size + n;  // LP of the pushes
+        pmem::pwb(&h_->size);
+        pmem::pfence();  // PP: the pushes are durable
+        for (std::size_t i = 0; i < pushes.size(); ++i) {
+            pushes[i]->response = {i < n, {}, 0};
+            trace_.applied(pushes[i]->request, pushes[i]->response);
+        }
+    }
+
+    void apply_pops(std::span<slot_type*> pops) noexcept {
+        if (pops.empty()) return;
+        const auto size = h_->size;
+        const auto n = std::min<std::uint64_t>(size, pops.size());
+        h_->size = size - n;  // LP of the pops
+        pmem::pwb(&h_->size);
+        pmem::pfence();  // PP: the pops are durable
+        const T* d = data();
+        for (std::size_t i = 0; i < pops.size(); ++i) {
+            pops[i]->response = {i < n, {}, 0};
+            if (i < n) pops[i]->response.value = d[size - 1 - i];
+            trace_.applied(pops[i]->request, pops[i]->response);
+        }
+    }
+
+    pmem::pool* pool_;
+    Heap* heap_;
+    vector_header* h_;
+    vector_options opts_;
+    Trace trace_;
+    std::vector<slot_type*> pushes_, pops_, swaps_;  // combiner's scratch
+};
+
+}  // namespace ferrite::containers

@@ -1,0 +1,32 @@
+// ferrite/containers/vector_ops.hpp: the requests a vector's combiner serves, and the
+// tracing policy that crash tests use to learn the order in which a combiner applied them.
+#pragma once
+
+#include <cstdint>
+
+namespace ferrite::containers {
+
+enum class vector_op : std::uint8_t { push_back, pop_back, get, swap, size, capacity, reserve };
+
+template <class T>
+struct vector_request {
+    vector_op op = vector_op::size;
+    std::uint64_t a = 0;  // get/swap: index; reserve: capacity
+    std::uint64_t b = 0;  // swap: second index
+    T value{};            // push_back
+};
+
+template <class T>
+struct vector_response {
+    bool ok = false;      // pop on empty, get/swap out of range, out of memory: false
+    T value{};            // pop_back, get
+    std::uint64_t n = 0;  // size, capacity
+};
+
+// Called by the combiner for each request in the order it takes effect (no-op by default).
+struct no_trace {
+    template <class Request, class Response>
+    void applied(const Request&, const Response&) noexcept {}
+};
+
+}  // namespace ferrite::containers

@@ -1,0 +1,201 @@
+// ferrite::vector: sequential semantics (std::vector-like), bad input (pop on empty, get and
+// swap out of range, heap exhausted), growth through the heap's confirm protocol, the
+// persistence cost of a batch, and concurrent use under both engines.
+#include "ferrite/containers/vector.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+#include "bump_heap.hpp"
+#include "ferrite/pmem/counters.hpp"
+
+namespace ferrite {
+namespace {
+
+using ferrite_test::bump_heap;
+namespace c = containers;
+
+class VectorTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        path_ = "/dev/shm/ferrite-vector-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        std::filesystem::remove(path_);
+        pool_.emplace(pmem::pool::create(path_, "vector-test", 32 << 20));
+        heap_.emplace(*pool_, 16 << 20);
+    }
+    void TearDown() override {
+        pool_.reset();
+        std::filesystem::remove(path_);
+    }
+    template <class Sel = c::use_pfc>
+    vector<std::uint64_t, bump_heap, Sel> make(std::size_t capacity = 4, c::vector_options o = {}) {
+        anchor_ = 0;
+        return vector<std::uint64_t, bump_heap, Sel>::create(*pool_, *heap_, anchor_, capacity, o);
+    }
+    std::string path_;
+    std::optional<pmem::pool> pool_;
+    std::optional<bump_heap> heap_;
+    std::uint64_t anchor_ = 0;
+};
+
+TEST_F(VectorTest, BehavesLikeStdVector) {
+    auto v = make();
+    std::vector<std::uint64_t> model;
+    for (std::uint64_t i = 0; i < 100; ++i) {
+        ASSERT_TRUE(v.push_back(i * 3));
+        model.push_back(i * 3);
+    }
+    EXPECT_EQ(v.size(), 100u);
+    EXPECT_GE(v.capacity(), 100u);
+    EXPECT_TRUE(v.swap(0, 99));
+    std::swap(model[0], model[99]);
+    EXPECT_TRUE(v.swap(5, 5));
+    for (std::uint64_t i = 0; i < 100; ++i) EXPECT_EQ(v.get(i), model[i]);
+    auto view = v.unsynchronized_view();
+    EXPECT_TRUE(std::equal(view.begin(), view.end(), model.begin(), model.end()));
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_EQ(v.pop_back(), model.back());
+        model.pop_back();
+    }
+    EXPECT_EQ(v.size(), 0u);
+}
+
+TEST_F(VectorTest, BadInputFailsWithoutChangingAnything) {
+    auto v = make();
+    EXPECT_EQ(v.pop_back(), std::nullopt) << "pop on empty";
+    EXPECT_EQ(v.get(0), std::nullopt) << "get out of range";
+    v.push_back(1);
+    EXPECT_EQ(v.get(1), std::nullopt);
+    EXPECT_EQ(v.get(~0ull), std::nullopt);
+    EXPECT_FALSE(v.swap(0, 1)) << "swap out of range";
+    EXPECT_FALSE(v.swap(7, 0));
+    EXPECT_EQ(v.size(), 1u);
+    EXPECT_EQ(v.get(0), 1u);
+}
+
+TEST_F(VectorTest, GrowthUsesTheConfirmProtocol) {
+    auto v = make(4);
+    for (std::uint64_t i = 0; i < 4; ++i) v.push_back(i);
+    EXPECT_TRUE(heap_->unconfirmed.empty());
+    v.push_back(4);  // grows: new array allocated and confirmed, old one freed and confirmed
+    EXPECT_GE(v.capacity(), 5u);
+    EXPECT_TRUE(heap_->unconfirmed.empty());
+    EXPECT_EQ(heap_->freed.size(), 1u);
+    EXPECT_EQ(heap_->confirmed_free, heap_->freed);
+    for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(v.get(i), i) << "elements survive growth";
+    EXPECT_TRUE(v.reserve(1000));
+    EXPECT_GE(v.capacity(), 1000u);
+    EXPECT_EQ(v.get(4), 4u);
+}
+
+TEST_F(VectorTest, HeapExhaustedPushFails) {
+    auto v = make(4);
+    EXPECT_FALSE(v.reserve(std::uint64_t{1} << 40)) << "reserve beyond the heap fails";
+    std::uint64_t pushed = 0;
+    while (v.push_back(pushed) && pushed < (1u << 22)) ++pushed;
+    EXPECT_LT(pushed, 1u << 22) << "the 16 MiB heap must run out";
+    EXPECT_EQ(v.size(), pushed) << "a failed push changes nothing";
+    EXPECT_EQ(v.get(pushed - 1), pushed - 1);
+}
+
+TEST_F(VectorTest, ReopenSeesTheSameElements) {
+    {
+        auto v = make();
+        for (std::uint64_t i = 0; i < 10; ++i) v.push_back(i + 100);
+    }
+    auto again = vector<std::uint64_t, bump_heap>::open(*pool_, *heap_, anchor_);
+    EXPECT_EQ(again.size(), 10u);
+    EXPECT_EQ(again.get(9), 109u);
+    using u64_vector = vector<std::uint64_t, bump_heap>;
+    using u32_vector = vector<std::uint32_t, bump_heap>;
+    std::uint64_t bogus = 64;
+    EXPECT_THROW(u64_vector::open(*pool_, *heap_, bogus), ferrite::error);
+    EXPECT_THROW(u32_vector::open(*pool_, *heap_, anchor_), ferrite::error) << "another element type";
+}
+
+TEST_F(VectorTest, OneFencePairPerBatchOfPushesAndNoneForEliminatedPairs) {
+    auto v = make(1024);
+    const auto before = pmem::thread_counters();
+    v.push_back(1);
+    const auto one = pmem::thread_counters() - before;
+    EXPECT_EQ(one.pfences, 2u) << "values, then size";
+    EXPECT_EQ(one.nt_stores, 1u);
+    EXPECT_EQ(one.pwb_lines, 1u) << "only the size line is written back";
+    c::vector_options plain;
+    plain.nt_stores = false;
+    auto w = make(1024, plain);
+    const auto b2 = pmem::thread_counters();
+    w.push_back(1);
+    const auto two = pmem::thread_counters() - b2;
+    EXPECT_EQ(two.nt_stores, 0u);
+    EXPECT_EQ(two.pwb_lines, 2u) << "value line and size line";
+}
+
+template <class Sel>
+void concurrent_push_pop(vector<std::uint64_t, bump_heap, Sel>& v, int threads, int ops) {
+    std::vector<std::thread> ts;
+    std::atomic<int> ready{0};
+    std::vector<std::vector<std::uint64_t>> popped(threads);
+    for (int t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+            ready.fetch_add(1);
+            while (ready.load() < threads) std::this_thread::yield();
+            for (int i = 0; i < ops; ++i) {
+                ASSERT_TRUE(v.push_back(std::uint64_t(t) << 32 | std::uint64_t(i)));
+                auto x = v.pop_back();
+                ASSERT_TRUE(x.has_value()) << "a pop after my own push cannot find the vector empty";
+                popped[t].push_back(*x);
+            }
+        });
+    for (auto& th : ts) th.join();
+    std::vector<std::uint64_t> all;
+    for (auto& p : popped) all.insert(all.end(), p.begin(), p.end());
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a value popped twice";
+    EXPECT_EQ(all.size(), std::size_t(threads) * ops);
+    EXPECT_EQ(v.size(), 0u);
+}
+
+TEST_F(VectorTest, ConcurrentPushPopPfc) {
+    auto v = make<c::use_pfc>(1024);
+    concurrent_push_pop(v, 8, 2000);
+}
+
+TEST_F(VectorTest, ConcurrentPushPopFpfc) {
+    auto v = make<c::use_fpfc>(1024);
+    concurrent_push_pop(v, 8, 2000);
+}
+
+TEST_F(VectorTest, ConcurrentPushPopPureSpin) {
+    auto v = make<c::use_fpfc_spin>(1024);
+    concurrent_push_pop(v, 4, 1000);
+}
+
+TEST_F(VectorTest, ConcurrentGrowthAndSwaps) {
+    auto v = make<c::use_pfc>(2);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t)
+        ts.emplace_back([&, t] {
+            for (int i = 0; i < 500; ++i) {
+                v.push_back(std::uint64_t(t) * 1000 + i);
+                v.swap(static_cast<std::uint64_t>(i) % 7, static_cast<std::uint64_t>(i * 3) % 11);
+                (void)v.get(static_cast<std::uint64_t>(i));
+            }
+        });
+    for (auto& th : ts) th.join();
+    EXPECT_EQ(v.size(), 2000u);
+    auto view = v.unsynchronized_view();
+    std::vector<std::uint64_t> all(view.begin(), view.end());
+    std::sort(all.begin(), all.end());
+    for (int t = 0; t < 4; ++t)
+        for (int i = 0; i < 500; ++i)
+            EXPECT_TRUE(std::binary_search(all.begin(), all.end(), std::uint64_t(t) * 1000 + i));
+}
+
+}  // namespace
+}  // namespace ferrite
