@@ -8,8 +8,12 @@
 //   ferrite::pool_error       : ferrite::error       a pool file could not be created/opened;
 //                                                    kind() tells which case, for programs
 //   ferrite::usage_error      : std::invalid_argument bad argument from the caller
+//   ferrite::heap_error       : ferrite::error       a persistent heap is damaged or absent
+//   ferrite::out_of_memory    : std::bad_alloc       a heap has no free block big enough
+//   ferrite::confirm_table_full : ferrite::error     too many unconfirmed (de)allocations
 #pragma once
 
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -47,6 +51,31 @@ enum class pool_errc {
 };
 
 std::string_view to_string(pool_errc) noexcept;
+
+// A persistent heap (ferrite/alloc) could not be opened or was found damaged.
+class heap_error : public error {
+public:
+    using error::error;
+};
+
+// A heap cannot satisfy an allocation: it is derived from std::bad_alloc so that code which
+// handles running out of memory handles this too; what() says how much was asked and what
+// is free.
+class out_of_memory : public std::bad_alloc {
+public:
+    explicit out_of_memory(std::string message) : message_(std::move(message)) {}
+    const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+    std::string message_;
+};
+
+// Every confirm slot of a heap holds an unconfirmed allocation or deallocation: confirm
+// some (or create the heap with more slots).
+class confirm_table_full : public error {
+public:
+    using error::error;
+};
 
 class pool_error : public error {
 public:

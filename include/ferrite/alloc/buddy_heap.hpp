@@ -1,0 +1,189 @@
+// ferrite/alloc/buddy_heap.hpp: a persistent buddy allocator with the confirm protocol.
+//
+// Paper: PFC thesis, section 5.3 (Alg 5.11-5.16, the allocator behind the persistent vector):
+// binary buddy system with one persistent doubly linked free list per order, one undo-log
+// entry per REQUEST / RELEASE, RECOVER rolling a half-done operation back, and the
+// confirmation protocol that keeps crashes from leaking or double-freeing blocks.
+//
+//   auto p = ferrite::pmem::pool::create("data", "my-layout", 64 << 20);
+//   auto* r = static_cast<std::byte*>(p.root_bytes(32 << 20));
+//   auto heap = ferrite::alloc::buddy_heap::create(p, r - p.base(), 32 << 20);
+//   void* b = heap.allocate(200);                 // a 256-byte block, pending
+//   my_root.ptr = offset_of(b); pwb(&my_root.ptr); pfence();   // the client persists it
+//   heap.confirm_allocation(b);                   // now the client owns it
+//   heap.deallocate(b);                           // pending: still allocated
+//   my_root.ptr = 0; pwb(&my_root.ptr); pfence(); // the client forgets it durably
+//   heap.confirm_deallocation(b);                 // now it is free
+//
+//   // after a restart:
+//   auto heap = ferrite::alloc::buddy_heap::open(p, offset);
+//   heap.recover();              // 1. roll back the interrupted heap operation
+//   ... every client recovers: confirm_allocation() each block it references that is
+//       allocation_pending; finish (or undo) each removal it had started ...
+//   heap.finish_recovery();      // 2. free unconfirmed allocations, complete deallocations
+//
+// Differences from the paper:
+//   * The undo log holds before-images of every word an operation changes (undo_log.hpp),
+//     so the rollback is derived from the forward operation instead of being written as a
+//     separate procedure (the extracted Alg 5.14/5.16 do not match Alg 5.12/5.13).
+//   * Links are heap offsets, the per-block order/used bits a byte map (heap_layout.hpp).
+//   * The persistent references are a fixed table of confirm slots (confirm_table.hpp);
+//     a full table throws confirm_table_full. Setting an allocation's slot is part of the
+//     REQUEST and clearing a deallocation's slot part of the RELEASE (one undo entry).
+//   * One spin lock per heap makes it thread-safe (the paper's allocator runs only inside
+//     the combiner). Its wait loop calls pmem::wait_hint() (spin_lock.hpp).
+//   * recover() restores the heap; finish_recovery() is the paper's "after every client
+//     recovered" step, explicit. Slots pending at recover() are reserved until then, so
+//     allocations made by clients while recovering are never reclaimed by it.
+//
+// Crash consistency
+//   persistent: free-list heads, the links in free blocks, the block map, the undo log, the
+//   confirm slots (heap_layout.hpp). Every block is exactly one of free (in the map as free,
+//   on its order's list), live, or pending (live and named by a slot).
+//   allocate:  REQUEST under the undo log (unlink, split, map, slot := allocation).
+//              LP/PP: the log's commit (tag := none, durable) before it returns.
+//   confirm_allocation: slot := empty, pwb, pfence (LP/PP).
+//   deallocate: slot := deallocation, pwb, pfence (LP/PP); the block stays allocated.
+//   confirm_deallocation: RELEASE under the undo log (merge, map, insert, slot := empty);
+//              LP/PP: the log's commit.
+//   recover(): roll an armed log back (undo_log.hpp); reserve the slots in use. The
+//              cleared log tag is written back by the next confirm-slot store (whose own
+//              pfence makes it durable first) or replaced by the next operation's tag.
+//   Every operation ends with a pfence, so nothing it did can reach the media after a store
+//   its caller makes next; confirm_deallocation also begins with one (the log's first),
+//   so the caller's earlier pwbs are durable before the block can be freed.
+//   finish_recovery(): RELEASE every reserved slot's block that is still pending.
+//   Repeated calls after a crash are harmless: deallocate of a block already pending
+//   deallocation and confirm_* of a block with no slot of that kind do nothing.
+//
+// Errors: bad input throws and leaves the heap unchanged: usage_error for size 0, a size
+// beyond max_allocation(), a pointer that is not a live block of this heap, a double free;
+// out_of_memory (a std::bad_alloc) when no block is big enough; confirm_table_full; and
+// heap_error when open() finds no valid heap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ferrite/alloc/confirm_table.hpp"
+#include "ferrite/alloc/heap_layout.hpp"
+#include "ferrite/alloc/heap_stats.hpp"
+#include "ferrite/alloc/spin_lock.hpp"
+#include "ferrite/alloc/undo_log.hpp"
+
+namespace ferrite::pmem {
+class pool;
+}
+
+namespace ferrite::alloc {
+
+struct heap_options {
+    std::uint64_t confirm_slots = 64;  // at most this many unconfirmed (de)allocations
+};
+
+class buddy_heap {
+public:
+    // ---- constructors ----------------------------------------------------------------
+    // Format `size` bytes of `p` at `offset` (64-byte aligned; the range must lie in the
+    // pool's data area, e.g. inside its root) as an empty heap and open it. Throws
+    // usage_error if the range is outside the pool or too small for one block.
+    static buddy_heap create(pmem::pool& p, std::uint64_t offset, std::uint64_t size,
+                             heap_options options = {});
+    // Open the heap created at `offset`. Validates the header (heap_error on anything else);
+    // call recover() before changing it. A read-only pool can be opened for usage()/check().
+    static buddy_heap open(pmem::pool& p, std::uint64_t offset);
+    // The same over plain memory (a region the caller maps and keeps; tests, embedding).
+    static buddy_heap create_in(void* region, std::uint64_t size, heap_options options = {});
+    static buddy_heap open_in(void* region, std::uint64_t size, bool read_only = false);
+
+    buddy_heap(buddy_heap&&) noexcept;
+    buddy_heap& operator=(buddy_heap&&) = delete;
+    buddy_heap(const buddy_heap&) = delete;
+    buddy_heap& operator=(const buddy_heap&) = delete;
+    ~buddy_heap() = default;
+
+    // ---- recovery --------------------------------------------------------------------
+    // Roll back an interrupted operation; reserve the slots of unconfirmed operations for
+    // finish_recovery(). Idempotent; restartable after a crash inside it.
+    void recover();
+    // After every client has recovered: free every unconfirmed allocation and complete every
+    // unconfirmed deallocation found by recover(). Restartable (after a crash, open, recover
+    // and call it again).
+    void finish_recovery();
+    bool recovery_finished() const noexcept;
+
+    // ---- allocation (the confirm protocol) --------------------------------------------
+    // A block of at least `bytes` bytes (the smallest power of two >= max(bytes, 64)),
+    // 64-byte aligned, pending until confirm_allocation.
+    void* allocate(std::size_t bytes);
+    // The caller has persisted its reference to p. No-op if p is already confirmed.
+    void confirm_allocation(void* p);
+    // Start freeing p: it stays allocated until confirm_deallocation. No-op if p is already
+    // pending deallocation.
+    void deallocate(void* p);
+    // The caller has durably dropped its references to p: free it. No-op if p has no
+    // pending deallocation (already confirmed). Ordering guarantee: the caller's write-backs
+    // (pwb) issued before this call are durable before the block can be freed, so the
+    // caller needs no pfence of its own between dropping its reference and this call.
+    void confirm_deallocation(void* p);
+
+    // ---- observers -------------------------------------------------------------------
+    block_state state(const void* p) const;
+    std::size_t block_size(const void* p) const;  // usable bytes of a live block; 0 if none
+    std::size_t max_allocation() const noexcept { return std::size_t{1} << geometry_.max_order; }
+    const heap_geometry& geometry() const noexcept { return geometry_; }
+    std::byte* base() const noexcept { return base_; }
+    std::uint64_t offset_of(const void* p) const noexcept {
+        return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - base_);
+    }
+    void* at(std::uint64_t heap_offset) const noexcept { return base_ + heap_offset; }
+
+    // ---- introspection (pool info / pool check) ---------------------------------------
+    heap_usage usage() const;
+    std::vector<block_info> blocks() const;  // every block in address order
+    // Every inconsistency found (free lists linked both ways, in range, aligned, agreeing
+    // with the map; blocks tile the arena; free buddies merged; slots name live blocks once;
+    // no operation half-done). Empty: consistent.
+    std::vector<std::string> check() const;
+
+private:
+    enum class phase : std::uint8_t { needs_recovery, clients_recovering, running };
+
+    buddy_heap(std::byte* base, const heap_geometry& g, bool read_only, phase ph);
+    static heap_geometry validate(const std::byte* base, std::uint64_t available);
+    static void format(std::byte* base, const heap_geometry& g);
+
+    heap_header* header() const noexcept { return reinterpret_cast<heap_header*>(base_); }
+    std::uint64_t* head(unsigned order) const noexcept { return &header()->free_heads[order]; }
+    free_links* links(std::uint64_t off) const noexcept { return reinterpret_cast<free_links*>(base_ + off); }
+    std::uint64_t* map_word(std::uint64_t gi) const noexcept {
+        return reinterpret_cast<std::uint64_t*>(base_ + geometry_.map_offset) + gi / 8;
+    }
+    std::uint64_t granule_of(std::uint64_t off) const noexcept { return (off - geometry_.arena_offset) / granule; }
+    std::uint8_t map_tag(std::uint64_t off) const noexcept;
+    std::uint8_t planned_tag(std::uint64_t off) const noexcept;
+    void plan_tag(std::uint64_t off, std::uint8_t tag);
+    // Heap offset of p if it lies in the arena on a granule boundary, else 0.
+    std::uint64_t arena_offset_of(const void* p) const noexcept;
+    block_state state_locked(std::uint64_t off) const noexcept;
+    void require_writable(const char* what) const;
+    void release_locked(std::uint64_t off, std::uint64_t slot);
+    heap_usage usage_locked() const;
+    std::string describe(const void* p) const;
+
+    std::byte* base_ = nullptr;
+    heap_geometry geometry_{};
+    bool read_only_ = false;
+    // volatile
+    phase phase_ = phase::running;
+    undo_log log_;
+    confirm_table table_;
+    write_set ws_;
+    std::vector<char> reserved_;  // per slot: pending at recover(), kept for finish_recovery
+    mutable detail::spin_lock lock_;
+};
+
+}  // namespace ferrite::alloc

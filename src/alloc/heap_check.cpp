@@ -1,0 +1,192 @@
+// Introspection of a buddy heap: usage per order, the block list, and the consistency check
+// behind `ferrite pool check` (see ferrite/alloc/buddy_heap.hpp). Read only.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ferrite/alloc/buddy_heap.hpp"
+
+namespace ferrite::alloc {
+
+heap_usage buddy_heap::usage_locked() const {
+    heap_usage u;
+    u.max_order = static_cast<unsigned>(geometry_.max_order);
+    u.arena_bytes = geometry_.arena_size;
+    u.confirm_slots = table_.count();
+    const auto end = geometry_.arena_offset + geometry_.arena_size;
+    for (auto off = geometry_.arena_offset; off < end;) {
+        const auto tag = map_tag(off);
+        const unsigned k = tag & order_mask;
+        if (!(tag & (free_tag | live_tag)) || k < min_order || k > geometry_.max_order) {
+            off += granule;  // damaged map: check() reports it; count what can be counted
+            continue;
+        }
+        const auto size = std::uint64_t{1} << k;
+        if (tag & free_tag) {
+            ++u.free_blocks[k];
+            u.bytes_free += size;
+            u.largest_free = std::max(u.largest_free, size);
+        } else {
+            ++u.live_blocks[k];
+        }
+        off += size;
+    }
+    for (std::uint64_t i = 0; i < table_.count(); ++i) {
+        const auto kind = kind_of(*table_.slot(i));
+        if (kind == slot_kind::allocation) ++u.pending_allocations;
+        if (kind == slot_kind::deallocation) ++u.pending_deallocations;
+    }
+    u.bytes_used = u.arena_bytes - std::min(u.bytes_free, u.arena_bytes);
+    u.fragmentation = u.bytes_free ? 1.0 - static_cast<double>(u.largest_free) / static_cast<double>(u.bytes_free) : 0.0;
+    return u;
+}
+
+heap_usage buddy_heap::usage() const {
+    std::lock_guard guard(lock_);
+    return usage_locked();
+}
+
+std::vector<block_info> buddy_heap::blocks() const {
+    std::lock_guard guard(lock_);
+    std::unordered_map<std::uint64_t, slot_kind> pending;
+    for (std::uint64_t i = 0; i < table_.count(); ++i)
+        if (const auto v = *table_.slot(i)) pending[block_of(v)] = kind_of(v);
+    std::vector<block_info> out;
+    const auto end = geometry_.arena_offset + geometry_.arena_size;
+    for (auto off = geometry_.arena_offset; off < end;) {
+        const auto tag = map_tag(off);
+        const unsigned k = tag & order_mask;
+        if (!(tag & (free_tag | live_tag)) || k < min_order || k > geometry_.max_order) {
+            off += granule;
+            continue;
+        }
+        block_info b{off, k, block_state::free};
+        if (tag & live_tag) {
+            const auto it = pending.find(off);
+            b.state = it == pending.end()                      ? block_state::live
+                      : it->second == slot_kind::allocation ? block_state::allocation_pending
+                                                               : block_state::deallocation_pending;
+        }
+        out.push_back(b);
+        off += std::uint64_t{1} << k;
+    }
+    return out;
+}
+
+std::vector<std::string> buddy_heap::check() const {
+    std::lock_guard guard(lock_);
+    std::vector<std::string> problems;
+    const auto add = [&](std::string s) {
+        if (problems.size() < 100) problems.push_back(std::move(s));
+    };
+    const auto& g = geometry_;
+    const auto arena_end = g.arena_offset + g.arena_size;
+    if (log_.armed() != op_kind::none)
+        add("an operation was interrupted and not rolled back (undo log armed with " +
+            std::to_string(log_.armed_count()) + " words): open read-write and call recover()");
+
+    // 1. The map tiles the arena with aligned blocks.
+    std::unordered_map<std::uint64_t, unsigned> free_in_map;  // offset -> order
+    std::unordered_set<std::uint64_t> live_in_map;
+    for (auto off = g.arena_offset; off < arena_end;) {
+        const auto tag = map_tag(off);
+        const unsigned k = tag & order_mask;
+        const auto rel = off - g.arena_offset;
+        if ((tag & free_tag) && (tag & live_tag)) {
+            add("map: block at offset " + std::to_string(off) + " is marked both free and live");
+            off += granule;
+            continue;
+        }
+        if (!(tag & (free_tag | live_tag))) {
+            add("map: offset " + std::to_string(off) + " is inside no block (no block starts before it covers it)");
+            off += granule;
+            continue;
+        }
+        const auto size = std::uint64_t{1} << k;
+        if (k < min_order || k > g.max_order || rel % size != 0 || rel + size > g.arena_size) {
+            add("map: block at offset " + std::to_string(off) + " has order " + std::to_string(k) +
+                ", which is out of range, misaligned or past the arena's end");
+            off += granule;
+            continue;
+        }
+        for (auto inner = off + granule; inner < off + size; inner += granule)
+            if (map_tag(inner) != 0) {
+                add("map: offset " + std::to_string(inner) + " starts a block inside the block of order " +
+                    std::to_string(k) + " at " + std::to_string(off));
+                break;
+            }
+        if (tag & free_tag)
+            free_in_map[off] = k;
+        else
+            live_in_map.insert(off);
+        off += size;
+    }
+
+    // 2. Free lists: in range, aligned, linked both ways, agreeing with the map, acyclic.
+    std::unordered_set<std::uint64_t> on_lists;
+    const auto max_nodes = g.arena_size / granule + 1;
+    for (unsigned k = 0; k < order_limit; ++k) {
+        auto off = *head(k);
+        if (off != 0 && (k < min_order || k > g.max_order)) {
+            add("free list of order " + std::to_string(k) + " is not empty, but the heap has no such order");
+            continue;
+        }
+        std::uint64_t prev = 0, steps = 0;
+        while (off != 0) {
+            const auto where = "free list " + std::to_string(k) + ": block at offset " + std::to_string(off);
+            if (++steps > max_nodes) {
+                add("free list " + std::to_string(k) + " has a cycle");
+                break;
+            }
+            if (off < g.arena_offset || off >= arena_end || (off - g.arena_offset) % (std::uint64_t{1} << k) != 0 ||
+                off - g.arena_offset + (std::uint64_t{1} << k) > g.arena_size) {
+                add(where + " is outside the arena or not aligned to its size");
+                break;
+            }
+            const auto it = free_in_map.find(off);
+            if (it == free_in_map.end() || it->second != k)
+                add(where + " is not marked free at order " + std::to_string(k) + " in the map");
+            if (!on_lists.insert(off).second) add(where + " is on a free list twice");
+            if (links(off)->prev != prev)
+                add(where + " has prev " + std::to_string(links(off)->prev) + ", expected " + std::to_string(prev));
+            prev = off;
+            off = links(off)->next;
+        }
+    }
+    for (const auto& [off, k] : free_in_map) {
+        if (!on_lists.count(off))
+            add("block at offset " + std::to_string(off) + " (order " + std::to_string(k) +
+                ") is marked free but on no free list (leaked)");
+        // 3. Buddy bits agree: two free buddies of one order must have been merged.
+        if (k < g.max_order) {
+            const auto rel = (off - g.arena_offset) ^ (std::uint64_t{1} << k);
+            const auto buddy = g.arena_offset + rel;
+            if (rel + (std::uint64_t{1} << k) <= g.arena_size && off < buddy) {
+                const auto b = free_in_map.find(buddy);
+                if (b != free_in_map.end() && b->second == k)
+                    add("free buddies at offsets " + std::to_string(off) + " and " + std::to_string(buddy) +
+                        " (order " + std::to_string(k) + ") were not merged");
+            }
+        }
+    }
+
+    // 4. Confirm slots name live blocks, each at most once.
+    std::unordered_set<std::uint64_t> named;
+    for (std::uint64_t i = 0; i < table_.count(); ++i) {
+        const auto v = *table_.slot(i);
+        if (v == 0) continue;
+        const auto kind = kind_of(v);
+        const auto off = block_of(v);
+        if (kind != slot_kind::allocation && kind != slot_kind::deallocation)
+            add("confirm slot " + std::to_string(i) + " has an unknown kind");
+        else if (!live_in_map.count(off))
+            add("confirm slot " + std::to_string(i) + " names offset " + std::to_string(off) +
+                ", which is not a live block (a pending block must be allocated)");
+        if (!named.insert(off).second)
+            add("block at offset " + std::to_string(off) + " is named by two confirm slots");
+    }
+    return problems;
+}
+
+}  // namespace ferrite::alloc
