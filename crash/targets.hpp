@@ -19,4 +19,9 @@ const sim::target_registry& builtin_targets();
 // Self-test targets of the simulator (crash/selftest/).
 void register_selftest_targets(sim::target_registry& registry);
 
+// The persistent buddy heap (crash/alloc/).
+void register_alloc_targets(sim::target_registry& registry);
+// ferrite::vector on PFC and FPFC (crash/containers/).
+void register_vector_targets(sim::target_registry& registry);
+
 }  // namespace ferrite::crash

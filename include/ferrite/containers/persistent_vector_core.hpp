@@ -28,6 +28,8 @@
 //
 // Crash consistency. Persistent: the header (vector_layout.hpp) and the array. Recovery,
 // after the heap's own recover() and before its finish_recovery():
+//   confirm the header block and the array (create() persists the anchor, then confirms:
+//     a crash in between would otherwise let finish_recovery() free a live vector);
 //   tag = SWAP: restore every logged original, pwb, pfence, then tag = NOP (pwb, pfence: a
 //     later swap batch rewrites the entries before re-committing the tag, so the cleared tag
 //     must be durable first). The swaps of the interrupted pass had not returned.
@@ -120,6 +122,10 @@ public:
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     static void recover(pmem::pool& pool, Heap& heap, vector_header* h) {
+        // create() may have crashed between persisting the anchor and confirming its blocks.
+        heap.confirm_allocation(h);
+        if (h->log_tag != vector_log_tag::replace && h->data != 0)
+            heap.confirm_allocation(pool.base() + h->data);
         if (h->log_tag == vector_log_tag::swap) {
             auto* entries = log_entries(h);
             T* data = array(pool, h);
@@ -176,6 +182,7 @@ public:
         apply_reserve(reserve_to, batch);
         apply_pushes(std::span(pushes_).subspan(eliminated));
         apply_pops(std::span(pops_).subspan(eliminated));
+        trace_.pass_done();
     }
 
     // Sequential view (single-threaded use, e.g. after recovery).
@@ -246,12 +253,12 @@ private:
                 auto& s = *swaps_[k];
                 const auto& rq = s.request;
                 s.response = {rq.a < size && rq.b < size, {}, 0};
+                trace_.applied(rq, s.response);
                 if (s.response.ok) {
                     std::swap(d[rq.a], d[rq.b]);  // LP
                     pmem::pwb(&d[rq.a]);
-                    pmem::pwb(&d[rq.b]);
+                    if (!pmem::same_cache_line(&d[rq.a], &d[rq.b])) pmem::pwb(&d[rq.b]);
                 }
-                trace_.applied(rq, s.response);
             }
             if (logged > 0) {
                 pmem::pfence();  // PP: the swapped elements are durable
@@ -305,31 +312,31 @@ private:
         const auto size = h_->size;
         std::size_t n = pushes.size();
         if (!grow(size + n)) n = h_->capacity > size ? h_->capacity - size : 0;  // push what fits
+        for (std::size_t i = 0; i < pushes.size(); ++i) {
+            pushes[i]->response = {i < n, {}, 0};
+            trace_.applied(pushes[i]->request, pushes[i]->response);
+        }
         T* d = data();
         for (std::size_t i = 0; i < n; ++i) store(&d[size + i], &pushes[i]->request.value, sizeof(T));
         pmem::pfence();  // PP: the values are durable before size names them
         h_->size = size + n;  // LP of the pushes
         pmem::pwb(&h_->size);
         pmem::pfence();  // PP: the pushes are durable
-        for (std::size_t i = 0; i < pushes.size(); ++i) {
-            pushes[i]->response = {i < n, {}, 0};
-            trace_.applied(pushes[i]->request, pushes[i]->response);
-        }
     }
 
     void apply_pops(std::span<slot_type*> pops) noexcept {
         if (pops.empty()) return;
         const auto size = h_->size;
         const auto n = std::min<std::uint64_t>(size, pops.size());
-        h_->size = size - n;  // LP of the pops
-        pmem::pwb(&h_->size);
-        pmem::pfence();  // PP: the pops are durable
         const T* d = data();
         for (std::size_t i = 0; i < pops.size(); ++i) {
             pops[i]->response = {i < n, {}, 0};
             if (i < n) pops[i]->response.value = d[size - 1 - i];
             trace_.applied(pops[i]->request, pops[i]->response);
         }
+        h_->size = size - n;  // LP of the pops
+        pmem::pwb(&h_->size);
+        pmem::pfence();  // PP: the pops are durable
     }
 
     pmem::pool* pool_;

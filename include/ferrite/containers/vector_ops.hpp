@@ -23,10 +23,13 @@ struct vector_response {
     std::uint64_t n = 0;  // size, capacity
 };
 
-// Called by the combiner for each request in the order it takes effect (no-op by default).
+// Called by the combiner for each request in the order it takes effect, before its effect
+// reaches memory (so a crash image never holds an effect the trace lacks), and once at the
+// end of each pass, when everything applied so far is durable (no-op by default).
 struct no_trace {
     template <class Request, class Response>
     void applied(const Request&, const Response&) noexcept {}
+    void pass_done() noexcept {}
 };
 
 }  // namespace ferrite::containers

@@ -83,6 +83,11 @@ inline void pwb(const void* p, const site& where = site::current()) noexcept {
     }
 }
 
+// Whether a and b lie in one cache line (one pwb writes back both).
+inline bool same_cache_line(const void* a, const void* b) noexcept {
+    return detail::line_of(a) == detail::line_of(b);
+}
+
 // Write back every cache line overlapping [p, p + len). len == 0 writes back nothing.
 inline void pwb_range(const void* p, std::size_t len, const site& where = site::current()) noexcept {
     if (len == 0) return;
