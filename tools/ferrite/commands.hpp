@@ -22,5 +22,6 @@ using action = std::function<int()>;
 void register_pool_commands(CLI::App& app, const common_options& common, action& chosen);
 void register_demo_command(CLI::App& app, const common_options& common, action& chosen);
 void register_crashtest_command(CLI::App& app, const common_options& common, action& chosen);
+void register_bench_command(CLI::App& app, const common_options& common, action& chosen);
 
 }  // namespace ferrite::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     register_pool_commands(app, common, chosen);
     register_demo_command(app, common, chosen);
     register_crashtest_command(app, common, chosen);
+    register_bench_command(app, common, chosen);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

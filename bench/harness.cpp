@@ -1,0 +1,259 @@
+// bench/harness.cpp: measurement of one point and of a whole run (see harness.hpp).
+#include "bench/harness.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <new>
+#include <thread>
+
+#include "ferrite/error.hpp"
+
+namespace ferrite::bench {
+namespace {
+
+using clock = std::chrono::steady_clock;
+constexpr std::uint64_t stop_check_every = 64;
+
+// One worker's results, on its own cache lines (workers write them at the end only, but
+// neighbours' slots must not share a line with a worker still running).
+struct alignas(64) worker_slot {
+    std::uint64_t ops = 0;
+    pmem::counters persistence;
+    clock::time_point end{};
+    std::exception_ptr failure;
+};
+
+std::string op_list(const std::vector<op>& ops) {
+    std::string s;
+    for (op o : ops) {
+        if (!s.empty()) s += ", ";
+        s += to_string(o);
+    }
+    return s;
+}
+
+}  // namespace
+
+void validate(const bench_config& cfg) {
+    if (cfg.structures.empty()) throw usage_error("name at least one structure (see `ferrite bench --list`)");
+    if (cfg.workloads.empty()) throw usage_error("name a workload (see `ferrite bench --list`)");
+    if (cfg.threads.empty()) throw usage_error("--threads needs at least one thread count");
+    for (unsigned t : cfg.threads)
+        if (t == 0 || t > max_threads)
+            throw usage_error("thread counts must be between 1 and " + std::to_string(max_threads) +
+                              ", not " + std::to_string(t));
+    if (cfg.reps == 0) throw usage_error("--reps must be at least 1");
+    if (cfg.seconds) {
+        if (!(*cfg.seconds > 0) || !std::isfinite(*cfg.seconds))
+            throw usage_error("--seconds must be a positive number");
+    } else if (cfg.ops_per_thread == 0) {
+        throw usage_error("--ops must be at least 1");
+    }
+    for (const auto* s : cfg.structures)
+        for (const auto* w : cfg.workloads) {
+            std::vector<op> missing;
+            if (!can_run(s->supports, *w, &missing))
+                throw usage_error("structure '" + s->name + "' cannot run workload '" + w->name +
+                                  "': it lacks " + op_list(missing) + " (it supports " +
+                                  op_list(s->supports) + ")");
+        }
+}
+
+std::uint64_t initial_size_for(const bench_config& cfg, const workload& w) {
+    return cfg.initial_size.value_or(w.initial_size);
+}
+
+rep_result measure(const subject_kind& kind, const workload& w, unsigned threads,
+                   const bench_config& cfg, unsigned rep) {
+    const std::uint64_t initial = initial_size_for(cfg, w);
+    const subject_config sc{threads, initial, cfg.pool_dir, cfg.options};
+    const auto subj = kind.make(sc);
+    if (!subj) throw error("structure '" + kind.name + "' could not be created");
+
+    std::vector<worker_slot> slots(threads);
+    std::atomic<unsigned> ready{0};
+    std::atomic<bool> go{false};
+    std::atomic<bool> stop{false};
+    std::atomic<bool> cancelled{false};  // a worker could not be started: run nothing
+    const bool timed = cfg.seconds.has_value();
+
+    auto body = [&](unsigned tid) {
+        auto& slot = slots[tid];
+        bool attached = true;
+        try {
+            subj->attach(tid);
+        } catch (...) {
+            slot.failure = std::current_exception();
+            attached = false;
+        }
+        op_stream stream(w, tid, cfg.seed + rep, initial);
+        const auto before = pmem::thread_counters();
+        ready.fetch_add(1, std::memory_order_acq_rel);
+        ready.notify_all();
+        go.wait(false, std::memory_order_acquire);
+        if (!attached || cancelled.load(std::memory_order_acquire)) return;
+        std::uint64_t n = 0;
+        try {
+            if (!timed) {
+                for (; n < cfg.ops_per_thread; ++n) {
+                    const auto s = stream.next();
+                    subj->run(tid, s.o, s.a, s.b);
+                }
+            } else {
+                while (!stop.load(std::memory_order_relaxed)) {
+                    for (std::uint64_t k = 0; k < stop_check_every; ++k, ++n) {
+                        const auto s = stream.next();
+                        subj->run(tid, s.o, s.a, s.b);
+                    }
+                }
+            }
+        } catch (...) {
+            slot.failure = std::current_exception();
+        }
+        slot.end = clock::now();
+        slot.persistence = pmem::thread_counters() - before;
+        slot.ops = n;
+        try {
+            subj->detach(tid);
+        } catch (...) {
+            if (!slot.failure) slot.failure = std::current_exception();
+        }
+    };
+
+    std::vector<std::thread> workers;
+    workers.reserve(threads);
+    auto release = [&] {
+        go.store(true, std::memory_order_release);
+        go.notify_all();
+    };
+    try {
+        for (unsigned t = 0; t < threads; ++t) workers.emplace_back(body, t);
+    } catch (...) {
+        cancelled.store(true, std::memory_order_release);
+        release();
+        for (auto& th : workers) th.join();
+        throw;
+    }
+    for (unsigned r; (r = ready.load(std::memory_order_acquire)) < threads;)
+        ready.wait(r, std::memory_order_acquire);
+    const auto start = clock::now();
+    release();
+    if (timed) {
+        std::this_thread::sleep_until(start + std::chrono::duration<double>(*cfg.seconds));
+        stop.store(true, std::memory_order_relaxed);
+    }
+    for (auto& th : workers) th.join();
+
+    rep_result r;
+    auto end = start;
+    for (const auto& s : slots) {
+        if (s.failure) std::rethrow_exception(s.failure);
+        r.ops += s.ops;
+        r.persistence += s.persistence;
+        end = std::max(end, s.end);
+    }
+    r.seconds = std::chrono::duration<double>(end - start).count();
+    r.batch_size = subj->mean_batch_size();
+    r.persistence_counted = subj->persistence_counted();
+    return r;
+}
+
+point_result summarize_point(const subject_kind& kind, const workload& w, unsigned threads,
+                             std::uint64_t initial_size, std::vector<rep_result> reps) {
+    point_result p;
+    p.structure = kind.name;
+    p.workload = w.name;
+    p.threads = threads;
+    p.initial_size = initial_size;
+    std::vector<double> rates, secs;
+    std::uint64_t ops = 0;
+    pmem::counters c;
+    double batch = 0;
+    for (const auto& r : reps) {
+        rates.push_back(r.ops_per_sec());
+        secs.push_back(r.seconds);
+        ops += r.ops;
+        c += r.persistence;
+        batch += r.batch_size;
+        p.persistence_counted = p.persistence_counted && r.persistence_counted;
+    }
+    p.ops_per_sec = summarize(rates);
+    p.seconds = summarize(secs).median;
+    if (!reps.empty()) {
+        const auto n = static_cast<double>(reps.size());
+        p.ops = static_cast<std::uint64_t>(std::llround(static_cast<double>(ops) / n));
+        p.batch_size = batch / n;
+    }
+    if (ops > 0) {
+        const auto total = static_cast<double>(ops);
+        p.pwb_per_op = static_cast<double>(c.pwb_lines) / total;
+        p.pfence_per_op = static_cast<double>(c.pfences) / total;
+        p.nt_stores_per_op = static_cast<double>(c.nt_stores) / total;
+    }
+    p.reps = std::move(reps);
+    return p;
+}
+
+std::vector<point_result> run_bench(const bench_config& cfg) {
+    validate(cfg);
+    const auto n_structures = cfg.structures.size();
+    const std::uint64_t total = cfg.workloads.size() * cfg.threads.size() * cfg.reps * n_structures;
+    std::uint64_t done = 0;
+    std::vector<point_result> out;
+    for (const auto* w : cfg.workloads) {
+        const auto initial = initial_size_for(cfg, *w);
+        for (unsigned t : cfg.threads) {
+            std::vector<std::vector<rep_result>> reps(n_structures);
+            for (unsigned rep = 0; rep < cfg.reps; ++rep)
+                for (std::size_t s = 0; s < n_structures; ++s) {
+                    if (cfg.on_progress)
+                        cfg.on_progress(cfg.structures[s]->name + " " + w->name + " " + std::to_string(t) + "t",
+                                        done, total);
+                    reps[s].push_back(measure(*cfg.structures[s], *w, t, cfg, rep));
+                    ++done;
+                }
+            const auto first = out.size();
+            for (std::size_t s = 0; s < n_structures; ++s)
+                out.push_back(summarize_point(*cfg.structures[s], *w, t, initial, std::move(reps[s])));
+            const double base = out[first].ops_per_sec.median;
+            for (std::size_t i = first; i < out.size(); ++i) {
+                out[i].baseline = out[first].structure;
+                out[i].vs_baseline = base > 0 ? out[i].ops_per_sec.median / base : 0;
+            }
+        }
+    }
+    if (cfg.on_progress) cfg.on_progress("done", done, total);
+    return out;
+}
+
+std::optional<subject_options> ablation_from_string(std::string_view name) noexcept {
+    subject_options o;
+    if (name == "none") return o;
+    if (name == "no-nt") {
+        o.nt_stores = false;
+        return o;
+    }
+    if (name == "no-futex") {
+        o.futex_wait = false;
+        return o;
+    }
+    if (name == "no-nt-no-futex") {
+        o.nt_stores = false;
+        o.futex_wait = false;
+        return o;
+    }
+    return std::nullopt;
+}
+
+std::string ablation_name(const subject_options& o) {
+    std::string s;
+    if (!o.nt_stores) s += "no-nt";
+    if (!o.futex_wait) s += s.empty() ? "no-futex" : "-no-futex";
+    if (!o.elimination) s += s.empty() ? "no-elimination" : "-no-elimination";
+    return s.empty() ? "none" : s;
+}
+
+}  // namespace ferrite::bench

@@ -1,0 +1,107 @@
+// bench/harness.hpp: how `ferrite bench` measures one structure on one workload.
+//
+// One measurement = one fresh subject, `threads` workers, one timed region:
+//   1. make() the subject (it fills itself to the initial size), start the workers;
+//   2. each worker attach()es, reads its persistence counters (ferrite/pmem/counters.hpp)
+//      and waits on the start barrier;
+//   3. the harness reads steady_clock and releases the barrier: the timed region starts;
+//   4. each worker runs its operation stream (workloads.hpp), either a fixed number of
+//      operations, or until the harness raises a stop flag after a fixed duration (checked
+//      every 64 operations), then reads the clock and its counters again and detach()es;
+//   5. the timed region ends when the last worker ends.
+// Throughput = operations of all workers / timed region. Persistence instructions per
+// operation = summed counter differences / operations. A point (structure, workload,
+// threads) repeats the measurement `reps` times with a fresh subject each time and reports
+// the median throughput with min and max; repetitions of different structures interleave
+// (rep 1 of every structure, then rep 2...), so a slow phase of the machine hits them alike.
+// The first structure listed is the baseline: every point also carries its throughput ratio
+// to the baseline's at the same workload and thread count.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/stats.hpp"
+#include "bench/subject.hpp"
+#include "bench/workloads.hpp"
+#include "ferrite/pmem/counters.hpp"
+
+namespace ferrite::bench {
+
+inline constexpr unsigned default_threads[] = {1, 2, 4, 8, 16, 32, 64};
+inline constexpr unsigned default_reps = 5;
+inline constexpr std::uint64_t default_ops_per_thread = 200000;
+inline constexpr unsigned max_threads = 4096;
+
+struct bench_config {
+    std::vector<const subject_kind*> structures;  // the first is the baseline of the ratios
+    std::vector<const workload*> workloads;
+    std::vector<unsigned> threads{std::begin(default_threads), std::end(default_threads)};
+    unsigned reps = default_reps;
+    std::uint64_t ops_per_thread = default_ops_per_thread;
+    std::optional<double> seconds;              // fixed duration instead of fixed operations
+    std::optional<std::uint64_t> initial_size;  // default: the workload's
+    subject_options options;
+    std::filesystem::path pool_dir;  // empty: the ferrite pool directory
+    std::uint64_t seed = 1;          // repetition r of thread t draws from seed + r, t
+    // Called before each measurement: what runs next, measurements done, measurements in all.
+    std::function<void(const std::string& label, std::uint64_t done, std::uint64_t total)> on_progress;
+};
+
+struct rep_result {
+    std::uint64_t ops = 0;  // all workers
+    double seconds = 0;     // timed region
+    pmem::counters persistence;
+    double batch_size = 0;
+    bool persistence_counted = true;
+
+    double ops_per_sec() const noexcept { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+};
+
+// One (structure, workload, threads) point over all repetitions.
+struct point_result {
+    std::string structure;
+    std::string workload;
+    unsigned threads = 0;
+    std::uint64_t initial_size = 0;
+    std::vector<rep_result> reps;
+    spread ops_per_sec;           // over repetitions
+    std::uint64_t ops = 0;        // operations per repetition (mean, rounded)
+    double seconds = 0;           // timed region per repetition (median)
+    bool persistence_counted = true;
+    double pwb_per_op = 0;        // summed over repetitions, then divided
+    double pfence_per_op = 0;
+    double nt_stores_per_op = 0;
+    double batch_size = 0;        // mean over repetitions
+    std::string baseline;         // name of the first structure
+    double vs_baseline = 0;       // median ops/s / baseline's median ops/s (0 if it has none)
+};
+
+// Throws ferrite::usage_error if the configuration cannot run: nothing to run, a zero
+// thread count / reps / ops / duration, a structure lacking an operation of a workload.
+void validate(const bench_config& cfg);
+
+// The initial size a workload runs with under this configuration.
+std::uint64_t initial_size_for(const bench_config& cfg, const workload& w);
+
+// One measurement (a fresh subject). Rethrows the first exception of a worker.
+rep_result measure(const subject_kind& kind, const workload& w, unsigned threads,
+                   const bench_config& cfg, unsigned rep);
+
+// Summary of one point's repetitions (ratios are filled in by run_bench).
+point_result summarize_point(const subject_kind& kind, const workload& w, unsigned threads,
+                             std::uint64_t initial_size, std::vector<rep_result> reps);
+
+// Every point: for each workload, for each thread count, every structure in order.
+std::vector<point_result> run_bench(const bench_config& cfg);
+
+// --ablation names: none, no-nt, no-futex, no-nt-no-futex.
+std::optional<subject_options> ablation_from_string(std::string_view name) noexcept;
+std::string ablation_name(const subject_options& o);
+
+}  // namespace ferrite::bench

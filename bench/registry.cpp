@@ -1,0 +1,31 @@
+// bench/registry.cpp: the list of built-in bench subjects (see registry.hpp).
+#include "bench/registry.hpp"
+
+#include "bench/baselines/baselines.hpp"
+#include "bench/containers/vector_subjects.hpp"
+
+namespace ferrite::bench {
+
+void register_builtin_subjects(std::vector<subject_kind>& out) {
+    // ferrite's own structures (bench/containers/): one register_<group>_subjects(out) each.
+    register_vector_subjects(out);
+    // Baselines (bench/baselines/):
+    register_pmdk_subjects(out);
+}
+
+const std::vector<subject_kind>& subjects() {
+    static const std::vector<subject_kind> all = [] {
+        std::vector<subject_kind> v;
+        register_builtin_subjects(v);
+        return v;
+    }();
+    return all;
+}
+
+const subject_kind* find_subject(std::string_view name) {
+    for (const auto& s : subjects())
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+}  // namespace ferrite::bench

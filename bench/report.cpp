@@ -1,0 +1,183 @@
+// bench/report.cpp: table, JSON and CSV renderings of bench results (see report.hpp).
+#include "bench/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ferrite/pmem/backend.hpp"
+
+namespace ferrite::bench {
+namespace {
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) break;
+        auto v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        return v;
+    }
+    return {};
+}
+
+nlohmann::ordered_json optional_json(bool known, double v) {
+    return known ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+std::string csv_cell(const nlohmann::ordered_json& v) {
+    if (v.is_null()) return {};
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (!v.is_string()) return v.dump();
+    auto s = v.get<std::string>();
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+std::string pad_left(const std::string& s, std::size_t w) {
+    return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+std::string pad_right(const std::string& s, std::size_t w) {
+    return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
+
+}  // namespace
+
+machine_info this_machine() {
+    return {std::thread::hardware_concurrency(), cpu_model(),
+            std::string(pmem::to_string(pmem::current_backend()))};
+}
+
+run_info describe_run(const bench_config& cfg, machine_info machine) {
+    run_info r;
+    r.reps = cfg.reps;
+    if (cfg.seconds)
+        r.duration = cfg.seconds;
+    else
+        r.ops_per_thread = cfg.ops_per_thread;
+    r.ablation = ablation_name(cfg.options);
+    r.seed = cfg.seed;
+    r.machine = std::move(machine);
+    return r;
+}
+
+bool oversubscribed(const point_result& p, const machine_info& m) noexcept {
+    return m.hardware_concurrency > 0 && p.threads > m.hardware_concurrency;
+}
+
+nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
+    const bool counted = p.persistence_counted;
+    return {{"schema", bench_schema},
+            {"structure", p.structure},
+            {"workload", p.workload},
+            {"threads", p.threads},
+            {"reps", run.reps},
+            {"ops", p.ops},
+            {"ops_per_thread", run.ops_per_thread ? nlohmann::ordered_json(*run.ops_per_thread) : nlohmann::ordered_json(nullptr)},
+            {"duration", run.duration ? nlohmann::ordered_json(*run.duration) : nlohmann::ordered_json(nullptr)},
+            {"seconds", p.seconds},
+            {"ops_per_sec", p.ops_per_sec.median},
+            {"ops_per_sec_min", p.ops_per_sec.min},
+            {"ops_per_sec_max", p.ops_per_sec.max},
+            {"pwb_per_op", optional_json(counted, p.pwb_per_op)},
+            {"pfence_per_op", optional_json(counted, p.pfence_per_op)},
+            {"nt_stores_per_op", optional_json(counted, p.nt_stores_per_op)},
+            {"batch_size", p.batch_size},
+            {"baseline", p.baseline},
+            {"vs_baseline", p.vs_baseline},
+            {"oversubscribed", oversubscribed(p, run.machine)},
+            {"initial_size", p.initial_size},
+            {"ablation", run.ablation},
+            {"seed", run.seed},
+            {"machine",
+             {{"hardware_concurrency", run.machine.hardware_concurrency},
+              {"cpu", run.machine.cpu},
+              {"backend", run.machine.backend}}}};
+}
+
+nlohmann::ordered_json records_json(const std::vector<point_result>& points, const run_info& run) {
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& p : points) list.push_back(record_json(p, run));
+    return list;
+}
+
+const std::vector<std::string>& csv_columns() {
+    static const std::vector<std::string> cols = {
+        "structure", "workload", "threads", "reps", "ops", "ops_per_thread", "duration", "seconds",
+        "ops_per_sec", "ops_per_sec_min", "ops_per_sec_max", "pwb_per_op", "pfence_per_op",
+        "nt_stores_per_op", "batch_size", "baseline", "vs_baseline", "oversubscribed",
+        "initial_size", "ablation", "seed", "hardware_concurrency", "cpu", "backend"};
+    return cols;
+}
+
+std::string records_csv(const std::vector<point_result>& points, const run_info& run) {
+    std::ostringstream o;
+    const auto& cols = csv_columns();
+    for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << cols[i];
+    o << '\n';
+    for (const auto& p : points) {
+        auto j = record_json(p, run);
+        for (auto& [k, v] : j["machine"].items()) j[k] = v;
+        for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << csv_cell(j[cols[i]]);
+        o << '\n';
+    }
+    return o.str();
+}
+
+std::string table_text(const std::vector<point_result>& points, const run_info& run) {
+    std::ostringstream o;
+    std::size_t name_w = std::string("structure").size();
+    for (const auto& p : points) name_w = std::max(name_w, p.structure.size());
+    const auto cores = run.machine.hardware_concurrency;
+    bool any_over = false;
+    std::string current;
+    for (const auto& p : points) {
+        if (p.workload != current) {
+            if (!current.empty()) o << '\n';
+            current = p.workload;
+            o << "workload " << p.workload << ": ";
+            if (run.ops_per_thread)
+                o << *run.ops_per_thread << " ops/thread";
+            else
+                o << fmt("%g", run.duration.value_or(0)) << " s/run";
+            if (p.initial_size) o << ", initial size " << p.initial_size;
+            o << ", median of " << run.reps << " rep" << (run.reps == 1 ? "" : "s") << " [min - max]"
+              << ", backend " << run.machine.backend << ", " << cores << " hardware threads";
+            if (run.ablation != "none") o << ", ablation " << run.ablation;
+            o << '\n';
+            o << pad_right("structure", name_w) << "  threads      Mops/s  [   min  -    max]   pwb/op  pfence/op"
+              << "   batch  vs " << p.baseline << '\n';
+        }
+        const bool over = oversubscribed(p, run.machine);
+        any_over = any_over || over;
+        const double m = 1e-6;
+        o << pad_right(p.structure, name_w) << "  " << pad_left(std::to_string(p.threads) + (over ? "*" : " "), 7)
+          << "  " << pad_left(fmt("%.3f", p.ops_per_sec.median * m), 10) << "  ["
+          << pad_left(fmt("%.3f", p.ops_per_sec.min * m), 6) << " - "
+          << pad_left(fmt("%.3f", p.ops_per_sec.max * m), 6) << "]"
+          << pad_left(p.persistence_counted ? fmt("%.2f", p.pwb_per_op) : "n/a", 9)
+          << pad_left(p.persistence_counted ? fmt("%.2f", p.pfence_per_op) : "n/a", 11)
+          << pad_left(p.batch_size > 0 ? fmt("%.2f", p.batch_size) : "-", 8) << "  "
+          << fmt("%.2fx", p.vs_baseline) << '\n';
+    }
+    if (any_over) o << "* oversubscribed: more threads than the " << cores << " hardware threads\n";
+    bool uncounted = false;
+    for (const auto& p : points) uncounted = uncounted || !p.persistence_counted;
+    if (uncounted) o << "n/a: the structure flushes outside ferrite/pmem (PMDK); its pwb/pfence are not counted\n";
+    return o.str();
+}
+
+}  // namespace ferrite::bench

@@ -1,0 +1,67 @@
+// bench/subject.hpp: what a structure provides to `ferrite bench`.
+//
+// A *subject* is one structure under measurement (vector-pfc, vector-mutex, stack-pmdk...).
+// The harness creates a fresh subject for every measurement (one thread count, one
+// repetition), calls attach(tid) in each worker before the timed region, then issues
+// operations drawn by the workload. Every operation of the shared vocabulary below is
+// optional: a subject says which it supports, and a workload is offered only to subjects
+// that support all its operations.
+//
+// Persistence instructions are counted by the harness from pmem's per-thread counters
+// (ferrite/pmem/counters.hpp), summed over workers; subjects report combining statistics
+// (mean batch size) themselves, or 0 where the notion does not apply.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ferrite::bench {
+
+// The operation vocabulary of every workload. back = the end a vector/stack pushes to;
+// a queue pushes at the back and pops at the front.
+enum class op : std::uint8_t { push_back, pop_back, push_front, pop_front, get, swap };
+
+// Switches for ablations (Figs 6.2, 6.3 of the PFC thesis); subjects ignore what they lack.
+struct subject_options {
+    bool nt_stores = true;   // non-temporal stores for pushed values and logs
+    bool futex_wait = true;  // spin-then-futex waiting (false: pure spin)
+    bool elimination = true; // push/pop elimination inside a combining batch
+};
+
+// make() returns a subject that already holds initial_size elements (the subject fills
+// itself, outside the timed region and before any worker attaches).
+struct subject_config {
+    unsigned threads = 1;           // workers that will attach
+    std::uint64_t initial_size = 0; // elements present before the timed region (get/swap need some)
+    std::filesystem::path pool_dir; // where pool files go (scratch; removed by the subject)
+    subject_options options;
+};
+
+class subject {
+public:
+    virtual ~subject() = default;
+    virtual void attach(unsigned tid) { (void)tid; }  // in the worker, before timing
+    virtual void detach(unsigned tid) { (void)tid; }  // in the worker, after timing
+    // One operation; arguments a, b are values or indices (reduced modulo size by the subject).
+    virtual void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) = 0;
+    // Mean combining batch size since creation, 0 if not a combining structure.
+    virtual double mean_batch_size() const { return 0; }
+    // False for subjects whose persistence instructions bypass ferrite/pmem (PMDK issues its
+    // own flushes): the harness then reports pwb/op and pfence/op as unknown, not as 0.
+    virtual bool persistence_counted() const { return true; }
+};
+
+struct subject_kind {
+    std::string name;     // e.g. "vector-pfc"
+    std::string summary;  // one line for `ferrite bench --list`
+    std::vector<op> supports;
+    std::function<std::unique_ptr<subject>(const subject_config&)> make;
+};
+
+}  // namespace ferrite::bench

@@ -1,0 +1,82 @@
+// tests/bench/baselines_test.cpp: the PMDK baselines (bench/baselines/) run every workload
+// they support, single- and multi-threaded, through the real harness, and leave no pool file
+// behind; every registered structure can run at least one workload.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "bench/harness.hpp"
+#include "bench/registry.hpp"
+
+namespace fb = ferrite::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct scratch_dir {
+    fs::path path;
+    scratch_dir() {
+        path = fs::path("/dev/shm") / ("ferrite-bench-test-" + std::to_string(::getpid()));
+        fs::create_directories(path);
+    }
+    ~scratch_dir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST(BenchBaselines, RegistryListsThePmdkBaselines) {
+    for (const char* n : {"vector-pmdk", "stack-pmdk", "queue-pmdk"}) {
+        const auto* s = fb::find_subject(n);
+        ASSERT_NE(s, nullptr) << n;
+        EXPECT_FALSE(s->summary.empty());
+        EXPECT_TRUE(s->make);
+    }
+    EXPECT_EQ(fb::find_subject("vector-stdmutex-volatile"), nullptr);
+    EXPECT_EQ(fb::find_subject("no-such"), nullptr);
+}
+
+TEST(BenchBaselines, EverySupportedWorkloadRunsAndRemovesItsPool) {
+    scratch_dir dir;
+    for (const auto& s : fb::subjects()) {
+        int runnable = 0;
+        for (const auto& w : fb::workloads()) {
+            if (!fb::can_run(s.supports, w)) continue;
+            ++runnable;
+            fb::bench_config cfg;
+            cfg.structures = {&s};
+            cfg.workloads = {&w};
+            cfg.threads = {1, 3};
+            cfg.reps = 1;
+            cfg.ops_per_thread = 300;
+            cfg.initial_size = 100;
+            cfg.pool_dir = dir.path;
+            const auto points = fb::run_bench(cfg);
+            ASSERT_EQ(points.size(), 2u) << s.name << " " << w.name;
+            for (const auto& p : points) {
+                EXPECT_EQ(p.ops, 300u * p.threads) << s.name << " " << w.name;
+                EXPECT_GT(p.ops_per_sec.median, 0) << s.name << " " << w.name;
+            }
+            EXPECT_TRUE(fs::is_empty(dir.path)) << s.name << " left a pool file behind";
+        }
+        EXPECT_GT(runnable, 0) << s.name;
+    }
+}
+
+TEST(BenchBaselines, PmdkFlushesAreNotCountedAsFerrites) {
+    scratch_dir dir;
+    fb::bench_config cfg;
+    cfg.pool_dir = dir.path;
+    cfg.ops_per_thread = 100;
+    const auto* w = fb::find_workload("push-pop");
+    const auto r = fb::measure(*fb::find_subject("stack-pmdk"), *w, 1, cfg, 0);
+    EXPECT_FALSE(r.persistence_counted);
+}
+
+TEST(BenchBaselines, PoolInAMissingDirectoryFailsWithAnError) {
+    fb::bench_config cfg;
+    cfg.pool_dir = "/dev/shm/ferrite-bench-no-such-dir/deeper";
+    cfg.ops_per_thread = 10;
+    const auto* w = fb::find_workload("push-pop");
+    EXPECT_THROW(fb::measure(*fb::find_subject("vector-pmdk"), *w, 1, cfg, 0), std::runtime_error);
+}

@@ -1,0 +1,131 @@
+// tests/bench/report_test.cpp: the records `ferrite bench` prints (bench/report.hpp): JSON
+// fields and types, unknown persistence as null, oversubscription, CSV columns and quoting,
+// and what the table shows.
+#include "bench/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace fb = ferrite::bench;
+
+namespace {
+
+fb::point_result point(std::string structure, unsigned threads, double median, bool counted = true) {
+    fb::point_result p;
+    p.structure = std::move(structure);
+    p.workload = "push-pop";
+    p.threads = threads;
+    p.ops = 2000u * threads;
+    p.seconds = 0.01;
+    p.ops_per_sec = {median, median * 0.9, median * 1.1};
+    p.persistence_counted = counted;
+    p.pwb_per_op = 1.5;
+    p.pfence_per_op = 0.25;
+    p.batch_size = 3;
+    p.baseline = "alpha";
+    p.vs_baseline = median / 1e6;
+    p.reps.resize(2);
+    return p;
+}
+
+fb::run_info run() {
+    fb::run_info r;
+    r.reps = 2;
+    r.ops_per_thread = 2000;
+    r.machine = {4, "Some CPU, \"fast\" edition", "clwb"};
+    return r;
+}
+
+}  // namespace
+
+TEST(BenchReport, JsonRecordHasTheDocumentedFields) {
+    const auto j = fb::record_json(point("alpha", 2, 1e6), run());
+    for (const char* k : {"schema", "structure", "workload", "threads", "reps", "ops", "ops_per_thread", "duration",
+                          "seconds", "ops_per_sec", "ops_per_sec_min", "ops_per_sec_max", "pwb_per_op",
+                          "pfence_per_op", "nt_stores_per_op", "batch_size", "baseline", "vs_baseline",
+                          "oversubscribed", "initial_size", "ablation", "seed", "machine"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_EQ(j["schema"], fb::bench_schema);
+    EXPECT_EQ(j["structure"], "alpha");
+    EXPECT_EQ(j["threads"], 2);
+    EXPECT_EQ(j["reps"], 2);
+    EXPECT_EQ(j["ops"], 4000);
+    EXPECT_EQ(j["ops_per_thread"], 2000);
+    EXPECT_TRUE(j["duration"].is_null());
+    EXPECT_DOUBLE_EQ(j["ops_per_sec"].get<double>(), 1e6);
+    EXPECT_DOUBLE_EQ(j["ops_per_sec_min"].get<double>(), 0.9e6);
+    EXPECT_DOUBLE_EQ(j["ops_per_sec_max"].get<double>(), 1.1e6);
+    EXPECT_DOUBLE_EQ(j["pwb_per_op"].get<double>(), 1.5);
+    EXPECT_DOUBLE_EQ(j["pfence_per_op"].get<double>(), 0.25);
+    EXPECT_DOUBLE_EQ(j["batch_size"].get<double>(), 3);
+    EXPECT_EQ(j["oversubscribed"], false);
+    EXPECT_EQ(j["machine"]["hardware_concurrency"], 4);
+    EXPECT_EQ(j["machine"]["backend"], "clwb");
+}
+
+TEST(BenchReport, UncountedPersistenceIsNullNotZero) {
+    const auto j = fb::record_json(point("pmdk", 1, 1e6, false), run());
+    EXPECT_TRUE(j["pwb_per_op"].is_null());
+    EXPECT_TRUE(j["pfence_per_op"].is_null());
+    EXPECT_TRUE(j["nt_stores_per_op"].is_null());
+}
+
+TEST(BenchReport, OversubscribedMeansMoreThreadsThanHardwareThreads) {
+    const auto r = run();
+    EXPECT_FALSE(fb::oversubscribed(point("a", 4, 1), r.machine));
+    EXPECT_TRUE(fb::oversubscribed(point("a", 5, 1), r.machine));
+    EXPECT_EQ(fb::record_json(point("a", 8, 1), r)["oversubscribed"], true);
+}
+
+TEST(BenchReport, DurationModeRecordsTheDurationNotOpsPerThread) {
+    auto r = run();
+    r.ops_per_thread.reset();
+    r.duration = 0.5;
+    const auto j = fb::record_json(point("a", 1, 1), r);
+    EXPECT_TRUE(j["ops_per_thread"].is_null());
+    EXPECT_DOUBLE_EQ(j["duration"].get<double>(), 0.5);
+}
+
+TEST(BenchReport, JsonIsAListOfRecords) {
+    const std::vector<fb::point_result> pts{point("alpha", 1, 2e6), point("beta", 1, 1e6)};
+    const auto j = fb::records_json(pts, run());
+    ASSERT_TRUE(j.is_array());
+    ASSERT_EQ(j.size(), 2u);
+    EXPECT_EQ(j[1]["structure"], "beta");
+}
+
+TEST(BenchReport, CsvHasAHeaderAndOneQuotedRowPerRecord) {
+    const std::vector<fb::point_result> pts{point("alpha", 1, 2e6), point("beta", 8, 1e6, false)};
+    const auto csv = fb::records_csv(pts, run());
+    std::istringstream in(csv);
+    std::string header, row1, row2, extra;
+    std::getline(in, header);
+    std::getline(in, row1);
+    std::getline(in, row2);
+    EXPECT_FALSE(std::getline(in, extra));
+    std::string want;
+    for (const auto& c : fb::csv_columns()) {
+        if (!want.empty()) want += ',';
+        want += c;
+    }
+    EXPECT_EQ(header, want);
+    EXPECT_EQ(row1.rfind("alpha,push-pop,1,2,2000,2000,,", 0), 0u) << row1;
+    EXPECT_NE(row1.find(",\"Some CPU, \"\"fast\"\" edition\",clwb"), std::string::npos) << row1;
+    EXPECT_NE(row2.find(",1100000.0,,,,3.0,alpha,"), std::string::npos) << row2;  // unknown pwb/pfence/nt: empty
+    EXPECT_NE(row2.find(",true,"), std::string::npos) << row2;       // 8 threads > 4
+}
+
+TEST(BenchReport, TableShowsEveryPointAndMarksOversubscription) {
+    const std::vector<fb::point_result> pts{point("alpha", 4, 2e6), point("beta-longer-name", 4, 1e6, false),
+                                            point("alpha", 8, 2e6), point("beta-longer-name", 8, 1e6, false)};
+    const auto t = fb::table_text(pts, run());
+    EXPECT_NE(t.find("workload push-pop"), std::string::npos) << t;
+    EXPECT_NE(t.find("vs alpha"), std::string::npos) << t;
+    EXPECT_NE(t.find("beta-longer-name"), std::string::npos) << t;
+    EXPECT_NE(t.find("8*"), std::string::npos) << t;
+    EXPECT_EQ(t.find("4*"), std::string::npos) << t;
+    EXPECT_NE(t.find("oversubscribed"), std::string::npos) << t;
+    EXPECT_NE(t.find("n/a"), std::string::npos) << t;
+    EXPECT_NE(t.find("2.000"), std::string::npos) << t;  // Mops/s
+}
