@@ -107,7 +107,11 @@ buddy_heap buddy_heap::create_in(void* region, std::uint64_t size, heap_options 
 buddy_heap buddy_heap::create(pmem::pool& p, std::uint64_t offset, std::uint64_t size, heap_options options) {
     if (p.read_only()) throw usage_error("buddy_heap::create: the pool is open read-only");
     check_pool_range(p, offset, size, "buddy_heap::create");
-    return create_in(p.base() + offset, size, options);
+    auto heap = create_in(p.base() + offset, size, options);
+    // The first heap of a pool becomes the pool's heap (found by `ferrite pool info/check`),
+    // registered only once it is formatted and durable.
+    if (p.heap_offset() == 0) p.register_heap(offset);
+    return heap;
 }
 
 heap_geometry buddy_heap::validate(const std::byte* base, std::uint64_t available) {

@@ -121,9 +121,11 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
     bool root_ok = st.root_offset == 0 ||
                    (st.root_offset >= pool_header_size && st.root_offset <= st.data_top &&
                     st.root_size <= st.data_top - st.root_offset);
-    if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok)
+    const bool heap_ok = st.heap_offset == 0 ||
+                         (st.heap_offset >= pool_header_size && st.heap_offset < st.data_top);
+    if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok || !heap_ok)
         fail(pool_errc::corrupted_header, path,
-             "pool state is out of range (root or used size beyond the pool); the header is "
+             "pool state is out of range (root, heap or used size beyond the pool); the header is "
              "corrupted; restore the pool from a backup");
     if (layout && id.layout_name() != *layout)
         fail(pool_errc::wrong_layout, path,
@@ -351,6 +353,19 @@ bool pool::contains(const void* p, std::size_t n) const noexcept {
     auto a = reinterpret_cast<std::uintptr_t>(p);
     auto b = reinterpret_cast<std::uintptr_t>(base_);
     return a >= b && n <= size_ && a - b <= size_ - n;
+}
+
+void pool::register_heap(std::uint64_t offset) {
+    if (read_only_) throw usage_error("pool '" + path_.string() + "' is open read-only: cannot register a heap");
+    auto& st = header().state;
+    if (offset < pool_header_size || offset >= st.data_top)
+        throw usage_error("heap offset " + std::to_string(offset) + " is not inside the pool's data area");
+    if (st.heap_offset != 0 && st.heap_offset != offset)
+        throw usage_error("pool '" + path_.string() + "' already has a heap at offset " +
+                          std::to_string(st.heap_offset) + "; a pool registers one heap");
+    st.heap_offset = offset;  // PP below: one aligned word, the heap is formatted already
+    pwb(&st.heap_offset);
+    pfence();
 }
 
 void* pool::root_bytes(std::size_t bytes, std::size_t alignment) {

@@ -61,6 +61,27 @@ one_line_error 1 'corrupted' -- "$ferrite" pool check "$dir/corrupt"
 [ -z "$(ls "$dir" | grep creating)" ] && ok || bad "temporary files left behind"
 one_line_error 2 'unknown backend' -- "$ferrite" --backend bogus pool info "$dir/p1"
 
+# A pool with a heap: info shows usage per order and fragmentation, check validates it.
+expect 0 'heap of 2M as its root' -- "$ferrite" pool create "$dir/heap" --size 4M --heap 2M
+expect 0 'heap +0 KiB used of [0-9]+ KiB, largest free block 1024 KiB, fragmentation' -- "$ferrite" pool info "$dir/heap"
+expect 0 'order 20 \(1048576 B\) +free 1 +live 0' -- "$ferrite" pool info "$dir/heap"
+expect 0 'heap consistent' -- "$ferrite" pool check "$dir/heap"
+json=$("$ferrite" pool info "$dir/heap" --json)
+if python3 - "$json" <<'PY'
+import json, sys
+h = json.loads(sys.argv[1])["heap"]
+assert h["offset"] == 4096 and h["bytes_used"] == 0 and h["bytes_free"] == h["arena_bytes"] > 0
+assert 0 <= h["fragmentation"] < 1 and h["largest_free"] == 1 << 20
+assert all(set(o) == {"order", "block_bytes", "free", "live"} for o in h["orders"])
+PY
+then ok; else bad "pool info --json heap: $json"; fi
+one_line_error 1 'does not fit' -- "$ferrite" pool create "$dir/small" --size 1M --heap 2M
+[ ! -e "$dir/small" ] && ok || bad "a failed --heap create left its pool behind"
+cp "$dir/heap" "$dir/heap-bad"; printf 'XXXXXXXX' | dd of="$dir/heap-bad" bs=1 seek=4104 conv=notrunc status=none
+sum=$(sha256sum < "$dir/heap-bad")
+expect 1 'heap' -- "$ferrite" pool check "$dir/heap-bad"
+[ "$(sha256sum < "$dir/heap-bad")" = "$sum" ] && ok || bad "check modified a damaged heap"
+
 # The demo: create, write, reopen, verify, print info, clean up.
 expect 0 'record intact' -- "$ferrite" --pool-dir "$dir" demo
 expect 0 'record intact' -- "$ferrite" --backend none --pool-dir "$dir" demo

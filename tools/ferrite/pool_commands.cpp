@@ -3,6 +3,10 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include <filesystem>
+#include <optional>
+
+#include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "pool_report.hpp"
@@ -15,6 +19,7 @@ struct pool_args {
     std::string path;
     std::string size = "64M";
     std::string layout = "ferrite";
+    std::string heap;  // create: carve a buddy heap of this size from the pool as its root
     bool json = false;
 };
 
@@ -22,9 +27,24 @@ int create(const common_options& common, const pool_args& a) {
     auto bytes = parse_size(a.size);
     if (!bytes)
         throw usage_error("--size '" + a.size + "' is not a size (examples: 65536, 64K, 256M, 2G)");
+    std::optional<std::uint64_t> heap_bytes;
+    if (!a.heap.empty() && !(heap_bytes = parse_size(a.heap)))
+        throw usage_error("--heap '" + a.heap + "' is not a size (examples: 1M, 32M)");
     auto p = pmem::pool::create(common.resolve(a.path), a.layout, *bytes);
-    std::printf("created %s (%llu bytes, layout %s)\n", p.path().c_str(),
-                static_cast<unsigned long long>(p.size()), std::string(p.layout()).c_str());
+    if (heap_bytes) {
+        try {
+            p.root_bytes(*heap_bytes);
+            alloc::buddy_heap::create(p, p.state().root_offset, *heap_bytes);
+        } catch (...) {
+            const auto path = p.path();
+            p.close();
+            std::filesystem::remove(path);  // never leave a half-made pool behind
+            throw;
+        }
+    }
+    std::printf("created %s (%llu bytes, layout %s%s)\n", p.path().c_str(),
+                static_cast<unsigned long long>(p.size()), std::string(p.layout()).c_str(),
+                heap_bytes ? (", heap of " + a.heap + " as its root").c_str() : "");
     return 0;
 }
 
@@ -42,9 +62,19 @@ int check(const common_options& common, const pool_args& a) {
     // Opening validates magic, version, checksum, sizes and the root bounds; structure
     // checkers join here as structures arrive.
     auto p = pmem::pool::inspect(common.resolve(a.path));
-    std::printf("%s: consistent (header valid, layout %s, %s)\n", p.path().c_str(),
+    std::string heap_note;
+    if (p.heap_offset() != 0) {
+        const auto heap = alloc::buddy_heap::open(p, p.heap_offset());
+        const auto problems = heap.check();
+        for (const auto& problem : problems) std::printf("%s: heap: %s\n", p.path().c_str(), problem.c_str());
+        if (!problems.empty())
+            throw error("pool '" + p.path().string() + "': its heap has " + std::to_string(problems.size()) +
+                        " problem(s), listed above; restore the pool from a backup");
+        heap_note = ", heap consistent";
+    }
+    std::printf("%s: consistent (header valid, layout %s, %s%s)\n", p.path().c_str(),
                 std::string(p.layout()).c_str(),
-                p.state().clean_shutdown == 1 ? "clean shutdown" : "not shut down cleanly");
+                p.state().clean_shutdown == 1 ? "clean shutdown" : "not shut down cleanly", heap_note.c_str());
     return 0;
 }
 
@@ -59,6 +89,7 @@ void register_pool_commands(CLI::App& app, const common_options& common, action&
     c->add_option("PATH", args.path, "pool name or path")->required();
     c->add_option("--size", args.size, "pool size, with K/M/G/T suffix (default 64M)");
     c->add_option("--layout", args.layout, "layout name stored in the header (default ferrite)");
+    c->add_option("--heap", args.heap, "format a buddy heap of this size as the pool's root (K/M/G)");
     c->callback([&] { chosen = [&] { return create(common, args); }; });
 
     auto* i = pool->add_subcommand("info", "print a pool's header, usage and persistence info");

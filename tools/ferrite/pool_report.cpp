@@ -1,11 +1,35 @@
 #include "pool_report.hpp"
 
+#include <cstdio>
 #include <sstream>
 
+#include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/pmem/backend.hpp"
 #include "ferrite/pmem/counters.hpp"
 
 namespace ferrite::cli {
+
+nlohmann::json heap_json(const pmem::pool& p) {
+    auto& pool = const_cast<pmem::pool&>(p);  // opened read-only: buddy_heap::open only reads
+    const auto heap = alloc::buddy_heap::open(pool, p.heap_offset());
+    const auto u = heap.usage();
+    nlohmann::json orders = nlohmann::json::array();
+    for (unsigned k = u.min_order; k <= u.max_order; ++k)
+        if (u.free_blocks[k] != 0 || u.live_blocks[k] != 0)
+            orders.push_back({{"order", k},
+                              {"block_bytes", std::uint64_t{1} << k},
+                              {"free", u.free_blocks[k]},
+                              {"live", u.live_blocks[k]}});
+    return {{"offset", p.heap_offset()},
+            {"arena_bytes", u.arena_bytes},
+            {"bytes_free", u.bytes_free},
+            {"bytes_used", u.bytes_used},
+            {"largest_free", u.largest_free},
+            {"fragmentation", u.fragmentation},
+            {"pending_allocations", u.pending_allocations},
+            {"pending_deallocations", u.pending_deallocations},
+            {"orders", orders}};
+}
 
 nlohmann::json pool_info_json(const pmem::pool& p) {
     const auto& id = p.identity();
@@ -28,6 +52,7 @@ nlohmann::json pool_info_json(const pmem::pool& p) {
     j["root"] = st.root_offset == 0
                     ? nlohmann::json(nullptr)
                     : nlohmann::json{{"offset", st.root_offset}, {"size", st.root_size}};
+    j["heap"] = st.heap_offset == 0 ? nlohmann::json(nullptr) : heap_json(p);
     j["persistence"] = {
         {"backend", std::string(pmem::to_string(pmem::current_backend()))},
         {"counters",
@@ -56,6 +81,18 @@ std::string pool_info_text(const nlohmann::json& j) {
                               : std::to_string(j["root"]["size"].get<std::uint64_t>()) + " bytes at offset " +
                                     std::to_string(j["root"]["offset"].get<std::uint64_t>()))
       << '\n';
+    if (!j["heap"].is_null()) {
+        const auto& h = j["heap"];
+        char frag[32];
+        std::snprintf(frag, sizeof frag, "%.1f%%", 100 * h["fragmentation"].get<double>());
+        o << "heap            " << kib(h["bytes_used"]) << " used of " << kib(h["arena_bytes"])
+          << ", largest free block " << kib(h["largest_free"]) << ", fragmentation " << frag << ", "
+          << h["pending_allocations"].get<std::uint64_t>() << " allocations and "
+          << h["pending_deallocations"].get<std::uint64_t>() << " deallocations unconfirmed\n";
+        for (const auto& k : h["orders"])
+            o << "  order " << k["order"].get<unsigned>() << " (" << k["block_bytes"].get<std::uint64_t>()
+              << " B)  free " << k["free"].get<std::uint64_t>() << "  live " << k["live"].get<std::uint64_t>() << '\n';
+    }
     const auto& c = j["persistence"]["counters"];
     o << "backend         " << j["persistence"]["backend"].get<std::string>() << '\n'
       << "this process    " << c["pwb_lines"].get<std::uint64_t>() << " pwb lines, "

@@ -71,6 +71,12 @@ public:
     // of another size exists, pool_error(out_of_space) if it does not fit.
     void* root_bytes(std::size_t bytes, std::size_t alignment = 64);
 
+    // The pool's heap: the offset alloc::buddy_heap::create registered (0 = none), so that
+    // `ferrite pool info/check` and programs can find it. register_heap persists it; it
+    // throws usage_error if the offset is outside the data area or another heap is registered.
+    std::uint64_t heap_offset() const noexcept { return state().heap_offset; }
+    void register_heap(std::uint64_t offset);
+
     std::byte* base() const noexcept { return base_; }
     std::uint64_t size() const noexcept { return size_; }
     std::uint64_t used() const noexcept;  // header + data area in use

@@ -6,7 +6,8 @@
 //       magic "FERRITE\0", format version, header size, pool size, UUID, layout name,
 //       creation time, checksum (FNV-1a 64 over the bytes before it)
 //   state      (offset 256, one cache line, changed while the pool is open)
-//       root offset, root size, data top (bytes used), clean-shutdown flag
+//       root offset, root size, data top (bytes used), clean-shutdown flag, heap offset
+//       (where the pool's heap lives, so that tools can find it; 0 in pools without one)
 //
 // Crash consistency: the identity part is written and persisted in a temporary file that is
 // linked into place only afterwards, so a pool file under its final name always has a
@@ -52,7 +53,8 @@ struct alignas(64) pool_state {
     std::uint64_t root_size;
     std::uint64_t data_top;        // first unused byte of the data area (bump allocation)
     std::uint64_t clean_shutdown;  // 1 = closed cleanly, 0 = open or crashed
-    std::uint64_t reserved[4];
+    std::uint64_t heap_offset;     // the pool's registered heap (alloc::buddy_heap), 0 = none
+    std::uint64_t reserved[3];
 };
 static_assert(sizeof(pool_state) == 64);
 

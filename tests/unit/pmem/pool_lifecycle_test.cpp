@@ -418,3 +418,19 @@ TEST_F(PoolLifecycleTest, LongestLayoutNameRoundTrips) {
 }
 
 }  // namespace
+
+TEST_F(PoolLifecycleTest, RegisteredHeapOffsetIsPersistentAndValidated) {
+    const auto path = file("h");
+    {
+        auto p = pm::pool::create(path, layout, pm::min_pool_size);
+        (void)p.root_bytes(4096);
+        EXPECT_EQ(p.heap_offset(), 0u);
+        EXPECT_THROW(p.register_heap(64), ferrite::usage_error) << "inside the header";
+        EXPECT_THROW(p.register_heap(p.size() - 64), ferrite::usage_error) << "beyond the data in use";
+        p.register_heap(pm::pool_header_size);
+        p.register_heap(pm::pool_header_size);  // the same again: fine
+        EXPECT_THROW(p.register_heap(pm::pool_header_size + 64), ferrite::usage_error) << "a second heap";
+    }
+    auto again = pm::pool::open(path, layout);
+    EXPECT_EQ(again.heap_offset(), pm::pool_header_size);
+}
