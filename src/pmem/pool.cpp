@@ -122,7 +122,7 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
                    (st.root_offset >= pool_header_size && st.root_offset <= st.data_top &&
                     st.root_size <= st.data_top - st.root_offset);
     const bool heap_ok = st.heap_offset == 0 ||
-                         (st.heap_offset >= pool_header_size && st.heap_offset < st.data_top);
+                         (st.heap_offset >= pool_header_size && st.heap_offset < id.pool_size);
     if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok || !heap_ok)
         fail(pool_errc::corrupted_header, path,
              "pool state is out of range (root, heap or used size beyond the pool); the header is "
@@ -358,7 +358,7 @@ bool pool::contains(const void* p, std::size_t n) const noexcept {
 void pool::register_heap(std::uint64_t offset) {
     if (read_only_) throw usage_error("pool '" + path_.string() + "' is open read-only: cannot register a heap");
     auto& st = header().state;
-    if (offset < pool_header_size || offset >= st.data_top)
+    if (offset < pool_header_size || offset >= size_)
         throw usage_error("heap offset " + std::to_string(offset) + " is not inside the pool's data area");
     if (st.heap_offset != 0 && st.heap_offset != offset)
         throw usage_error("pool '" + path_.string() + "' already has a heap at offset " +
