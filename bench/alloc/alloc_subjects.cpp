@@ -98,7 +98,9 @@ persistent_heap::~persistent_heap() {
 }
 
 dram_heap::dram_heap() {
-    region_ = std::aligned_alloc(4096, words_bytes + heap_bytes);
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    constexpr std::size_t page = 4096;
+    region_ = std::aligned_alloc(page, (words_bytes + heap_bytes + page - 1) / page * page);
     if (!region_) throw std::bad_alloc();
     std::memset(region_, 0, words_bytes);
     words_ = static_cast<client_word*>(region_);
