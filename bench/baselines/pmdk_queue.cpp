@@ -8,10 +8,9 @@
 //   pop_front  undo-log and update {head, tail, size}, free the old head (freed at commit)
 // pop_front on an empty queue does nothing.
 #include <cstddef>
-#include <mutex>
 
 #include "bench/baselines/baselines.hpp"
-#include "bench/baselines/pmdk_pool.hpp"
+#include "bench/baselines/pmdk_linked.hpp"
 
 namespace ferrite::bench {
 namespace {
@@ -28,43 +27,11 @@ struct queue_node {
 };
 
 constexpr std::uint64_t node_type = 3;
-constexpr std::uint64_t fill_batch = 256;  // nodes per transaction when filling
-
-class pmdk_queue final : public subject {
+class pmdk_queue final : public pmdk_linked_subject<pmdk_queue, queue_root, op::pop_front> {
 public:
-    explicit pmdk_queue(const subject_config& c)
-        : pool_(c.pool_dir, "queue", pmdk::pool_size_for(c.initial_size, 64)),
-          root_oid_(pool_.root(sizeof(queue_root))),
-          root_(pmdk::direct<queue_root>(root_oid_)) {
-        for (std::uint64_t done = 0; done < c.initial_size;) {
-            pmdk::transaction t(pool_.get());
-            for (std::uint64_t k = 0; k < fill_batch && done < c.initial_size; ++k, ++done)
-                push_back(t, done);
-            t.commit();
-        }
-    }
+    explicit pmdk_queue(const subject_config& c) : pmdk_linked_subject(c, "queue") { fill(c.initial_size); }
 
-    void run(unsigned, op o, std::uint64_t a, std::uint64_t) override {
-        std::lock_guard lock(mutex_);
-        switch (o) {
-        case op::push_back: {
-            pmdk::transaction t(pool_.get());
-            push_back(t, a);
-            t.commit();
-            break;
-        }
-        case op::pop_front: pop_front(); break;
-        case op::pop_back:
-        case op::push_front:
-        case op::get:
-        case op::swap: break;  // not supported (never issued: see kind().supports)
-        }
-    }
-
-    bool persistence_counted() const override { return false; }
-
-private:
-    void push_back(pmdk::transaction& t, std::uint64_t v) {
+    void push(pmdk::transaction& t, std::uint64_t v) {
         const PMEMoid n = t.alloc(sizeof(queue_node), node_type);
         auto* node = pmdk::direct<queue_node>(n);
         node->value = v;
@@ -79,25 +46,19 @@ private:
         ++root_->size;
     }
 
-    void pop_front() {
-        if (OID_IS_NULL(root_->head)) return;
-        pmdk::transaction t(pool_.get());
+    bool empty() const { return OID_IS_NULL(root_->head); }
+
+    std::uint64_t pop(pmdk::transaction& t) {
         const PMEMoid old = root_->head;
         const auto* node = pmdk::direct<queue_node>(old);
-        sink_ += node->value;
+        const auto value = node->value;
         t.add(root_oid_, 0, sizeof(queue_root));
         root_->head = node->next;
         if (OID_IS_NULL(root_->head)) root_->tail = OID_NULL;
         --root_->size;
         t.free(old);
-        t.commit();
+        return value;
     }
-
-    pmdk::pool pool_;
-    PMEMoid root_oid_;
-    queue_root* root_;
-    std::mutex mutex_;
-    std::uint64_t sink_ = 0;  // keeps reads from being optimized away
 };
 
 }  // namespace

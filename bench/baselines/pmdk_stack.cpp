@@ -7,10 +7,9 @@
 //   pop_back   undo-log and update {top, size}, free the old top (freed at commit)
 // The back of the vocabulary is the top of the stack; pop on an empty stack does nothing.
 #include <cstddef>
-#include <mutex>
 
 #include "bench/baselines/baselines.hpp"
-#include "bench/baselines/pmdk_pool.hpp"
+#include "bench/baselines/pmdk_linked.hpp"
 
 namespace ferrite::bench {
 namespace {
@@ -26,41 +25,10 @@ struct stack_node {
 };
 
 constexpr std::uint64_t node_type = 2;
-constexpr std::uint64_t fill_batch = 256;  // nodes per transaction when filling
-
-class pmdk_stack final : public subject {
+class pmdk_stack final : public pmdk_linked_subject<pmdk_stack, stack_root, op::pop_back> {
 public:
-    explicit pmdk_stack(const subject_config& c)
-        : pool_(c.pool_dir, "stack", pmdk::pool_size_for(c.initial_size, 64)),
-          root_oid_(pool_.root(sizeof(stack_root))),
-          root_(pmdk::direct<stack_root>(root_oid_)) {
-        for (std::uint64_t done = 0; done < c.initial_size;) {
-            pmdk::transaction t(pool_.get());
-            for (std::uint64_t k = 0; k < fill_batch && done < c.initial_size; ++k, ++done) push(t, done);
-            t.commit();
-        }
-    }
+    explicit pmdk_stack(const subject_config& c) : pmdk_linked_subject(c, "stack") { fill(c.initial_size); }
 
-    void run(unsigned, op o, std::uint64_t a, std::uint64_t) override {
-        std::lock_guard lock(mutex_);
-        switch (o) {
-        case op::push_back: {
-            pmdk::transaction t(pool_.get());
-            push(t, a);
-            t.commit();
-            break;
-        }
-        case op::pop_back: pop(); break;
-        case op::push_front:
-        case op::pop_front:
-        case op::get:
-        case op::swap: break;  // not supported (never issued: see kind().supports)
-        }
-    }
-
-    bool persistence_counted() const override { return false; }
-
-private:
     void push(pmdk::transaction& t, std::uint64_t v) {
         const PMEMoid n = t.alloc(sizeof(stack_node), node_type);
         auto* node = pmdk::direct<stack_node>(n);
@@ -71,24 +39,18 @@ private:
         ++root_->size;
     }
 
-    void pop() {
-        if (OID_IS_NULL(root_->top)) return;
-        pmdk::transaction t(pool_.get());
+    bool empty() const { return OID_IS_NULL(root_->top); }
+
+    std::uint64_t pop(pmdk::transaction& t) {
         const PMEMoid old = root_->top;
         const auto* node = pmdk::direct<stack_node>(old);
-        sink_ += node->value;
+        const auto value = node->value;
         t.add(root_oid_, 0, sizeof(stack_root));
         root_->top = node->next;
         --root_->size;
         t.free(old);
-        t.commit();
+        return value;
     }
-
-    pmdk::pool pool_;
-    PMEMoid root_oid_;
-    stack_root* root_;
-    std::mutex mutex_;
-    std::uint64_t sink_ = 0;  // keeps reads from being optimized away
 };
 
 }  // namespace
