@@ -121,11 +121,13 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
     bool root_ok = st.root_offset == 0 ||
                    (st.root_offset >= pool_header_size && st.root_offset <= st.data_top &&
                     st.root_size <= st.data_top - st.root_offset);
-    const bool heap_ok = st.heap_offset == 0 ||
-                         (st.heap_offset >= pool_header_size && st.heap_offset < id.pool_size);
-    if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok || !heap_ok)
+    const auto offset_ok = [&](std::uint64_t off) {
+        return off == 0 || (off >= pool_header_size && off < id.pool_size);
+    };
+    if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok ||
+        !offset_ok(st.heap_offset) || !offset_ok(st.catalog_offset))
         fail(pool_errc::corrupted_header, path,
-             "pool state is out of range (root, heap or used size beyond the pool); the header is "
+             "pool state is out of range (root, heap, catalog or used size beyond the pool); the header is "
              "corrupted; restore the pool from a backup");
     if (layout && id.layout_name() != *layout)
         fail(pool_errc::wrong_layout, path,
@@ -355,17 +357,27 @@ bool pool::contains(const void* p, std::size_t n) const noexcept {
     return a >= b && n <= size_ && a - b <= size_ - n;
 }
 
-void pool::register_heap(std::uint64_t offset) {
-    if (read_only_) throw usage_error("pool '" + path_.string() + "' is open read-only: cannot register a heap");
-    auto& st = header().state;
+void pool::register_heap(std::uint64_t offset) { register_offset(&pool_state::heap_offset, "heap", offset); }
+
+void pool::register_catalog(std::uint64_t offset) {
+    register_offset(&pool_state::catalog_offset, "catalog", offset);
+}
+
+// One aligned word of the state line: the structure it names is formatted and durable
+// already, so persisting the word is the structure's commit point.
+void pool::register_offset(std::uint64_t pool_state::*field, const char* what, std::uint64_t offset) {
+    if (read_only_)
+        throw usage_error("pool '" + path_.string() + "' is open read-only: cannot register a " + what);
+    auto& word = header().state.*field;
     if (offset < pool_header_size || offset >= size_)
-        throw usage_error("heap offset " + std::to_string(offset) + " is not inside the pool's data area");
-    if (st.heap_offset != 0 && st.heap_offset != offset)
-        throw usage_error("pool '" + path_.string() + "' already has a heap at offset " +
-                          std::to_string(st.heap_offset) + "; a pool registers one heap");
-    st.heap_offset = offset;  // PP below: one aligned word, the heap is formatted already
-    pwb(&st.heap_offset);
-    pfence();
+        throw usage_error(std::string(what) + " offset " + std::to_string(offset) +
+                          " is not inside the pool's data area");
+    if (word != 0 && word != offset)
+        throw usage_error("pool '" + path_.string() + "' already has a " + what + " at offset " +
+                          std::to_string(word) + "; a pool registers one " + what);
+    word = offset;
+    pwb(&word);
+    pfence();  // PP: the registration is durable
 }
 
 void* pool::root_bytes(std::size_t bytes, std::size_t alignment) {

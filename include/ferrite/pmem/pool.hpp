@@ -76,6 +76,10 @@ public:
     // throws usage_error if the offset is outside the data area or another heap is registered.
     std::uint64_t heap_offset() const noexcept { return state().heap_offset; }
     void register_heap(std::uint64_t offset);
+    // The pool's catalog of named objects (alloc::name_directory registers its first block
+    // here; 0 = none). Same rules as register_heap: one catalog per pool, persisted.
+    std::uint64_t catalog_offset() const noexcept { return state().catalog_offset; }
+    void register_catalog(std::uint64_t offset);
 
     std::byte* base() const noexcept { return base_; }
     std::uint64_t size() const noexcept { return size_; }
@@ -100,6 +104,7 @@ private:
                                const std::string_view* layout, bool read_only);
     pool_header& header() const noexcept { return *reinterpret_cast<pool_header*>(base_); }
     void release() noexcept;
+    void register_offset(std::uint64_t pool_state::*field, const char* what, std::uint64_t offset);
 
     std::filesystem::path path_;
     int fd_ = -1;

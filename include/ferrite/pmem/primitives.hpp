@@ -96,6 +96,19 @@ inline void pwb_range(const void* p, std::size_t len, const site& where = site::
     for (auto a = first; a < end; a += cache_line_size) pwb(reinterpret_cast<const void*>(a), where);
 }
 
+// Write back the lines of [a, a + len) and of [b, b + len), each line once (two elements
+// that may share a line or straddle lines, e.g. the two sides of a swap).
+inline void pwb_range_pair(const void* a, const void* b, std::size_t len,
+                           const site& where = site::current()) noexcept {
+    if (len == 0) return;
+    pwb_range(a, len, where);
+    const auto a_first = reinterpret_cast<std::uintptr_t>(detail::line_of(a));
+    const auto a_end = reinterpret_cast<std::uintptr_t>(a) + len;
+    const auto b_end = reinterpret_cast<std::uintptr_t>(b) + len;
+    for (auto l = reinterpret_cast<std::uintptr_t>(detail::line_of(b)); l < b_end; l += cache_line_size)
+        if (l < a_first || l >= a_end) pwb(reinterpret_cast<const void*>(l), where);
+}
+
 // Order earlier pwbs and NT stores of this thread before its later stores.
 inline void pfence(const site& where = site::current()) noexcept {
     ++detail::tls_counters.pfences;

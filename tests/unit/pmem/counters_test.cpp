@@ -113,3 +113,21 @@ TEST(CountersTest, ThreadsCountIndependently) {
 }
 
 }  // namespace
+
+namespace {
+// pwb_range_pair writes back each line of two ranges once, whether they share lines or not.
+TEST(CountersTest, RangePairFlushesSharedLinesOnce) {
+    alignas(64) unsigned char buf[512] = {};
+    const auto lines = [&](std::size_t a, std::size_t b, std::size_t len) {
+        pm::reset_thread_counters();
+        pm::pwb_range_pair(&buf[a], &buf[b], len);
+        return pm::thread_counters().pwb_lines;
+    };
+    EXPECT_EQ(lines(0, 8, 8), 1u) << "both in line 0";
+    EXPECT_EQ(lines(0, 64, 8), 2u) << "lines 0 and 1";
+    EXPECT_EQ(lines(48, 72, 24), 2u) << "48..71 is lines 0-1, 72..95 line 1";
+    EXPECT_EQ(lines(48, 184, 24), 4u) << "lines 0-1, then 184..207: lines 2-3";
+    EXPECT_EQ(lines(120, 48, 24), 3u) << "b before a: lines 1-2, then line 0 (line 1 shared)";
+    EXPECT_EQ(lines(0, 0, 0), 0u);
+}
+}  // namespace
