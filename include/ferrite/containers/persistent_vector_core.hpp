@@ -50,6 +50,7 @@
 #include "ferrite/combining/publication.hpp"
 #include "ferrite/containers/vector_layout.hpp"
 #include "ferrite/containers/vector_ops.hpp"
+#include "ferrite/containers/vector_recovery.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "ferrite/pmem/primitives.hpp"
@@ -66,6 +67,9 @@ struct vector_options {
 // confirm_deallocation(p); all idempotent after a crash as the confirm protocol requires.
 template <class T, class Heap, class Trace = no_trace>
 class persistent_vector_core {
+    static_assert(undo_layout(sizeof(T), alignof(T)).original_offset == offsetof(swap_undo_entry<T>, original) &&
+                      undo_layout(sizeof(T), alignof(T)).stride == sizeof(swap_undo_entry<T>),
+                  "recovery computes the undo entries' layout from the element's size and alignment");
     static_assert(std::is_trivially_copyable_v<T>,
                   "ferrite::vector stores elements in persistent memory by copying bytes: use a "
                   "trivially copyable element type (offset_ptr instead of raw pointers)");
@@ -86,6 +90,7 @@ public:
         std::memset(h, 0, sizeof(vector_header));
         h->magic = vector_magic;
         h->element_size = sizeof(T);
+        h->element_align = alignof(T);
         h->swap_log_capacity = swap_log_capacity;
         void* data = nullptr;
         if (initial_capacity > 0) {
@@ -105,14 +110,12 @@ public:
 
     // Validate `anchor`'s vector (throws ferrite::error with what to do on a foreign block).
     static vector_header* open(pmem::pool& pool, std::uint64_t anchor) {
-        if (anchor == 0 || !pool.contains(pool.base() + anchor, sizeof(vector_header)))
-            throw error("no vector at pool offset " + std::to_string(anchor) + " of '" +
-                        pool.path().string() + "'; create it first");
-        auto* h = reinterpret_cast<vector_header*>(pool.base() + anchor);
-        if (h->magic != vector_magic || h->element_size != sizeof(T))
-            throw error("the block at pool offset " + std::to_string(anchor) + " of '" +
-                        pool.path().string() + "' is not a vector of " + std::to_string(sizeof(T)) +
-                        "-byte elements; open it with the element type that created it");
+        auto* h = vector_header_at(pool, anchor);
+        if (h->element_size != sizeof(T) || h->element_align != alignof(T))
+            throw error("the vector at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
+                        "' holds " + std::to_string(h->element_size) + "-byte elements aligned to " +
+                        std::to_string(h->element_align) + ", not " + std::to_string(sizeof(T)) + "-byte aligned to " +
+                        std::to_string(alignof(T)) + "; open it with the element type that created it");
         return h;
     }
 
@@ -121,31 +124,7 @@ public:
         : pool_(&pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
-    static void recover(pmem::pool& pool, Heap& heap, vector_header* h) {
-        // create() may have crashed between persisting the anchor and confirming its blocks.
-        heap.confirm_allocation(h);
-        if (h->log_tag != vector_log_tag::replace && h->data != 0)
-            heap.confirm_allocation(pool.base() + h->data);
-        if (h->log_tag == vector_log_tag::swap) {
-            auto* entries = log_entries(h);
-            T* data = array(pool, h);
-            for (std::uint64_t i = 0; i < h->log_entries; ++i) {
-                data[entries[i].index] = entries[i].original;
-                pmem::pwb(&data[entries[i].index]);
-            }
-            pmem::pfence();  // PP: the interrupted swaps are undone
-            clear_log(h);
-        } else if (h->log_tag == vector_log_tag::replace) {
-            const auto old = h->data;
-            if (old != h->replace_data) {
-                if (old != 0) heap.deallocate(pool.base() + old);
-                heap.confirm_allocation(pool.base() + h->replace_data);
-                install(h, h->replace_data, h->replace_capacity);
-            }
-            clear_log(h);
-            if (old != 0 && old != h->data) heap.confirm_deallocation(pool.base() + old);
-        }
-    }
+    static void recover(pmem::pool& pool, Heap& heap, vector_header* h) { recover_vector(pool, heap, h); }
 
     void combine(std::span<slot_type*> batch) noexcept {
         pushes_.clear();
@@ -203,18 +182,6 @@ private:
     static swap_undo_entry<T>* log_entries(vector_header* h) noexcept {
         return reinterpret_cast<swap_undo_entry<T>*>(reinterpret_cast<std::byte*>(h) + sizeof(vector_header));
     }
-    static void install(vector_header* h, std::uint64_t data, std::uint64_t capacity) noexcept {
-        h->data = data;
-        h->capacity = capacity;
-        pmem::pwb(&h->data);
-        pmem::pfence();  // PP: the new array is installed
-    }
-    static void clear_log(vector_header* h) noexcept {
-        h->log_tag = vector_log_tag::nop;
-        pmem::pwb(&h->log_tag);
-        pmem::pfence();  // PP: the log is free for the next pass
-    }
-
     // Store `n` bytes durable-on-next-fence: NT stores, or plain stores + pwb (ablation).
     void store(void* dst, const void* src, std::size_t n) noexcept {
         if (opts_.nt_stores) return pmem::nt_memcpy(dst, src, n);
@@ -256,13 +223,12 @@ private:
                 trace_.applied(rq, s.response);
                 if (s.response.ok) {
                     std::swap(d[rq.a], d[rq.b]);  // LP
-                    pmem::pwb(&d[rq.a]);
-                    if (!pmem::same_cache_line(&d[rq.a], &d[rq.b])) pmem::pwb(&d[rq.b]);
+                    pmem::pwb_range_pair(&d[rq.a], &d[rq.b], sizeof(T));
                 }
             }
             if (logged > 0) {
                 pmem::pfence();  // PP: the swapped elements are durable
-                clear_log(h_);
+                vector_clear_log(h_);
             }
             next = end;
         }
@@ -291,8 +257,8 @@ private:
         const auto old = h_->data;
         if (old != 0) heap_->deallocate(pool_->base() + old);
         heap_->confirm_allocation(fresh);
-        install(h_, h_->replace_data, cap);
-        clear_log(h_);
+        vector_install(h_, h_->replace_data, cap);
+        vector_clear_log(h_);
         if (old != 0) heap_->confirm_deallocation(pool_->base() + old);
         return true;
     }

@@ -4,7 +4,7 @@
 // array (also from the heap, replaced when the vector grows). Offsets are pool offsets, so
 // the pool may map anywhere. Four lines, each written by one kind of step:
 //
-//   line 0  identity: magic, element size, swap-log capacity            (written at create)
+//   line 0  identity: magic, element size and alignment, swap-log capacity (written at create)
 //   line 1  array:    data offset, capacity                              (REPLACE installs)
 //   line 2  size                                                         (push/pop commit)
 //   line 3  log control: tag (nop / swap / replace), swap entry count,
@@ -29,7 +29,8 @@ struct alignas(64) vector_header {
     std::uint64_t magic;
     std::uint64_t element_size;
     std::uint64_t swap_log_capacity;  // entries
-    std::uint64_t reserved0[5];
+    std::uint64_t element_align;      // with element_size, lets recovery run without the type
+    std::uint64_t reserved0[4];
     // line 1
     alignas(64) std::uint64_t data;   // pool offset of the elements, 0 = none
     std::uint64_t capacity;           // elements
@@ -49,6 +50,18 @@ struct swap_undo_entry {
     std::uint64_t index;
     T original;
 };
+
+// Where an undo entry's fields lie for elements of `size` bytes aligned to `align`: the
+// layout of swap_undo_entry<T>, computed from the header so recovery needs no T.
+struct undo_entry_layout {
+    std::size_t original_offset;  // of `original` within the entry
+    std::size_t stride;           // sizeof the entry
+};
+constexpr undo_entry_layout undo_layout(std::size_t size, std::size_t align) {
+    const std::size_t a = align > 8 ? align : 8;
+    const std::size_t offset = (8 + align - 1) / align * align;
+    return {offset, (offset + size + a - 1) / a * a};
+}
 
 template <class T>
 constexpr std::size_t vector_block_bytes(std::size_t swap_log_capacity) {
