@@ -7,6 +7,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_selftest_targets(registry);
     register_alloc_targets(registry);
     register_vector_targets(registry);
+    register_catalog_targets(registry);
 }
 
 const sim::target_registry& builtin_targets() {

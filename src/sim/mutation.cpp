@@ -38,6 +38,15 @@ mutation_result run_mutation(const target& t, const campaign_config& cfg,
     for (const auto& s : out.baseline.sites)
         if (std::none_of(sites.begin(), sites.end(), [&](const auto& k) { return k.id == s.id; }))
             sites.push_back(s);
+    out.scope = t.mutation_scope();
+    if (!only_site && !out.scope.empty()) {
+        const auto owned = [&](const site_report& s) {
+            return std::any_of(out.scope.begin(), out.scope.end(), [&](const auto& p) { return s.id.starts_with(p); });
+        };
+        for (const auto& s : sites)
+            if (!owned(s)) out.left_out_of_scope.push_back(s.id);
+        std::erase_if(sites, [&](const auto& s) { return !owned(s); });
+    }
     if (only_site) {
         std::erase_if(sites, [&](const auto& s) { return s.id != *only_site; });
         if (sites.empty())

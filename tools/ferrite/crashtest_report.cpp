@@ -104,6 +104,8 @@ nlohmann::json mutation_json(const sim::mutation_result& m, const sim::campaign_
     j["sites"] = m.verdicts.size();
     j["killed"] = m.killed();
     j["survivors"] = m.survivors();
+    j["scope"] = m.scope;
+    j["left_out_of_scope"] = m.left_out_of_scope;
     j["verdicts"] = std::move(verdicts);
     return j;
 }
@@ -114,6 +116,11 @@ std::string mutation_text(const sim::mutation_result& m, const sim::campaign_con
     o << "flush mutation testing of " << b.target << ": clean campaign " << b.crash_points
       << " crash points, " << b.violation_count << " violation(s); up to " << cfg.crash_points
       << " crash points per switched-off site\n";
+    if (!m.scope.empty()) {
+        o << "  scope: sites under";
+        for (const auto& p : m.scope) o << ' ' << p;
+        o << "; " << m.left_out_of_scope.size() << " other site(s) reached are tested by their own targets\n";
+    }
     for (const auto& v : m.verdicts) {
         o << "  " << (v.killed ? "killed  " : "SURVIVED") << "  " << v.site.id << "  "
           << sim::to_string(v.site.kind);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/containers/catalog.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "pool_report.hpp"
@@ -64,13 +65,17 @@ int check(const common_options& common, const pool_args& a) {
     auto p = pmem::pool::inspect(common.resolve(a.path));
     std::string heap_note;
     if (p.heap_offset() != 0) {
-        const auto heap = alloc::buddy_heap::open(p, p.heap_offset());
+        auto heap = alloc::buddy_heap::open(p, p.heap_offset());
         const auto problems = heap.check();
         for (const auto& problem : problems) std::printf("%s: heap: %s\n", p.path().c_str(), problem.c_str());
         if (!problems.empty())
             throw error("pool '" + p.path().string() + "': its heap has " + std::to_string(problems.size()) +
                         " problem(s), listed above; restore the pool from a backup");
         heap_note = ", heap consistent";
+        if (p.catalog_offset() != 0) {  // walks and validates the catalog's chain of blocks
+            const auto names = catalog(p, heap).list();
+            heap_note += ", catalog of " + std::to_string(names.size()) + " named object(s) readable";
+        }
     }
     std::printf("%s: consistent (header valid, layout %s, %s%s)\n", p.path().c_str(),
                 std::string(p.layout()).c_str(),

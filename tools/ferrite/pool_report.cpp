@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/containers/catalog.hpp"
 #include "ferrite/pmem/backend.hpp"
 #include "ferrite/pmem/counters.hpp"
 
@@ -31,6 +32,20 @@ nlohmann::json heap_json(const pmem::pool& p) {
             {"orders", orders}};
 }
 
+// The named objects of the pool's catalog (the pool has a heap and a catalog).
+nlohmann::json objects_json(const pmem::pool& p) {
+    auto& pool = const_cast<pmem::pool&>(p);  // opened read-only: opening an existing catalog only reads
+    auto heap = alloc::buddy_heap::open(pool, p.heap_offset());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& o : catalog(pool, heap).list())
+        out.push_back({{"name", o.name},
+                       {"kind", o.kind},
+                       {"element_size", o.element_size},
+                       {"element_align", o.element_align},
+                       {"created", o.created}});
+    return out;
+}
+
 nlohmann::json pool_info_json(const pmem::pool& p) {
     const auto& id = p.identity();
     const auto& st = p.state();
@@ -53,6 +68,7 @@ nlohmann::json pool_info_json(const pmem::pool& p) {
                     ? nlohmann::json(nullptr)
                     : nlohmann::json{{"offset", st.root_offset}, {"size", st.root_size}};
     j["heap"] = st.heap_offset == 0 ? nlohmann::json(nullptr) : heap_json(p);
+    j["objects"] = st.heap_offset == 0 || st.catalog_offset == 0 ? nlohmann::json(nullptr) : objects_json(p);
     j["persistence"] = {
         {"backend", std::string(pmem::to_string(pmem::current_backend()))},
         {"counters",
@@ -92,6 +108,13 @@ std::string pool_info_text(const nlohmann::json& j) {
         for (const auto& k : h["orders"])
             o << "  order " << k["order"].get<unsigned>() << " (" << k["block_bytes"].get<std::uint64_t>()
               << " B)  free " << k["free"].get<std::uint64_t>() << "  live " << k["live"].get<std::uint64_t>() << '\n';
+    }
+    if (!j["objects"].is_null()) {
+        o << "named objects   " << j["objects"].size() << '\n';
+        for (const auto& x : j["objects"])
+            o << "  " << x["name"].get<std::string>() << "  " << x["kind"].get<std::string>() << " of "
+              << x["element_size"].get<std::uint64_t>() << "-byte elements"
+              << (x["created"].get<bool>() ? "" : " (named, creation interrupted by a crash)") << '\n';
     }
     const auto& c = j["persistence"]["counters"];
     o << "backend         " << j["persistence"]["backend"].get<std::string>() << '\n'

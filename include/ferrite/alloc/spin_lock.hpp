@@ -1,4 +1,5 @@
-// ferrite/alloc/spin_lock.hpp: the heap's lock, a test-and-test-and-set spin lock.
+// ferrite/alloc/spin_lock.hpp: the lock of the heap and of the name directory, a
+// test-and-test-and-set spin lock.
 //
 // Every heap operation is short (a few dozen stores and three or four fences), so waiters
 // spin. Each iteration calls pmem::wait_hint(): a pause instruction normally, and under the
@@ -13,7 +14,7 @@
 
 #include "ferrite/pmem/primitives.hpp"
 
-namespace ferrite::alloc::detail {
+namespace ferrite::alloc {
 
 class spin_lock {
 public:
@@ -34,4 +35,8 @@ private:
     std::atomic<bool> held_{false};
 };
 
-}  // namespace ferrite::alloc::detail
+namespace detail {
+using alloc::spin_lock;  // the heap's name for it
+}
+
+}  // namespace ferrite::alloc

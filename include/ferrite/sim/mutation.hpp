@@ -1,6 +1,7 @@
 // ferrite/sim/mutation.hpp: flush mutation testing.
 //
-// For every persistence call site a clean campaign of the target reaches, run the campaign
+// For every persistence call site a clean campaign of the target reaches (within the
+// target's mutation_scope(), see target.hpp), run the campaign
 // again with that one site switched off (its pwb, fence or NT store does nothing). The
 // campaign must find a violation: the site is *killed*. A site that *survives* is either a
 // redundant flush (remove it, and the campaign proves the removal safe) or a hole in the
@@ -28,6 +29,8 @@ struct site_verdict {
 struct mutation_result {
     campaign_result baseline;  // the clean campaign (must have no violation)
     std::vector<site_verdict> verdicts;
+    std::vector<std::string> scope;              // the target's mutation_scope()
+    std::vector<std::string> left_out_of_scope;  // sites reached, owned by other targets
     std::size_t killed() const noexcept;
     std::vector<std::string> survivors() const;
 };

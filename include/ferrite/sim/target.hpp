@@ -64,6 +64,12 @@ public:
     // Set the structure up in `fresh` (not observed: setup is not under test) and return
     // the workload of one run.
     virtual std::unique_ptr<workload> prepare(pmem::pool& fresh, const run_config&) const = 0;
+    // The persistence sites this target answers for under flush mutation testing, as site-id
+    // prefixes (e.g. "src/alloc/name_directory.cpp"); empty: every site it reaches. A target
+    // built on other structures narrows it to its own code, because a flush that one
+    // workload cannot observe (a heap flush in a workload that never reuses a block, say)
+    // is still required, and killed, by the target of the structure that owns it.
+    virtual std::vector<std::string> mutation_scope() const { return {}; }
 };
 
 // A target from a name, a summary and two functions: most targets need nothing more.
@@ -80,11 +86,17 @@ public:
     std::unique_ptr<workload> prepare(pmem::pool& p, const run_config& c) const override {
         return prepare_(p, c);
     }
+    std::vector<std::string> mutation_scope() const override { return scope_; }
+    simple_target&& with_mutation_scope(std::vector<std::string> prefixes) && {
+        scope_ = std::move(prefixes);
+        return std::move(*this);
+    }
 
 private:
     std::string name_, summary_;
     prepare_fn prepare_;
     size_fn pool_size_;
+    std::vector<std::string> scope_;
 };
 
 // The targets ferrite knows, by name. Layers above sim register theirs at start-up through

@@ -1,0 +1,107 @@
+// ferrite/containers/catalog.hpp: ferrite's structures by name in a pool.
+//
+// A pool with a heap holds any number of named structures. The catalog finds or creates
+// them, hands every thread of the process the same object for one name (one combining
+// engine per structure: two engines over one vector would run two combiners at once), and
+// recovers all of them after a crash without the program naming them again.
+//
+//   auto pool = ferrite::pmem::pool::open("data.pool");
+//   auto heap = ferrite::alloc::buddy_heap::open(pool, pool.heap_offset());
+//   ferrite::catalog::recover_pool(pool, heap);   // after every open: a no-op after a clean
+//                                                 // shutdown, the crash recovery otherwise
+//   ferrite::catalog names(pool, heap);
+//   auto prices = names.open_vector<double>("prices");   // created empty on first use
+//   prices->push_back(9.5);
+//   for (const auto& o : names.list()) std::cout << o.name << ' ' << o.kind << '\n';
+//
+// Built on alloc::name_directory (its layout and crash argument). Opening a name with
+// another element type throws ferrite::error naming what the pool holds; nothing is changed.
+// Crash consistency: a named vector is created by vector::create with the directory entry's
+// anchor word as its anchor, so the anchor is the commit point exactly as for an anchor of
+// the caller's. recover() recovers every vector from its header alone
+// (containers/vector_recovery.hpp), so it needs no element types.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+#include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/alloc/name_directory.hpp"
+#include "ferrite/alloc/spin_lock.hpp"
+#include "ferrite/containers/vector.hpp"
+
+namespace ferrite {
+
+// Kinds of named objects (alloc::object_type::kind). Never renumber: they are on media.
+enum class object_kind : std::uint32_t { vector = 1 };
+std::string_view to_string(object_kind k) noexcept;
+
+struct object_info {
+    std::string name;
+    std::string kind;  // "vector", or "unknown(N)" for a kind this build does not know
+    std::uint64_t element_size;
+    std::uint64_t element_align;
+    bool created;  // false: named, but its creation was interrupted by a crash (opened empty)
+};
+
+class catalog {
+public:
+    using heap_type = alloc::buddy_heap;
+
+    // The pool's catalog (created and registered on first use). Throws usage_error if the
+    // heap was opened but not recovered (recover_pool first), ferrite::error for a damaged
+    // catalog, std::bad_alloc if the heap has no room for it.
+    catalog(pmem::pool& pool, heap_type& heap, alloc::directory_options options = {});
+
+    // The vector named `name`, created empty (with `initial_capacity`) if the pool has none.
+    // Every call for one name returns the same object while it is alive; asking for it with
+    // another engine meanwhile throws usage_error. Throws ferrite::error if `name` holds
+    // another kind of object or another element type.
+    template <class T, class EngineSelector = containers::use_pfc>
+    std::shared_ptr<vector<T, heap_type, EngineSelector>> open_vector(std::string_view name,
+                                                                      std::size_t initial_capacity = 16,
+                                                                      containers::vector_options opts = {}) {
+        using vector_type = vector<T, heap_type, EngineSelector>;
+        const alloc::object_type type{static_cast<std::uint32_t>(object_kind::vector), alignof(T), sizeof(T)};
+        std::lock_guard guard(*lock_);
+        if (auto live = find_live(name, typeid(vector_type))) return std::static_pointer_cast<vector_type>(live);
+        auto& entry = directory_.find_or_add(name, type);
+        auto v = std::make_shared<vector_type>(
+            entry.anchor == 0 ? vector_type::create(*pool_, *heap_, entry.anchor, initial_capacity, opts)
+                              : vector_type::open(*pool_, *heap_, entry.anchor, opts));
+        live_.insert_or_assign(std::string(name), live_object{v, typeid(vector_type)});
+        return v;
+    }
+
+    // Every named object, in catalog order.
+    std::vector<object_info> list() const;
+
+    // After a crash, between heap.recover() and heap.finish_recovery(): the catalog's blocks
+    // and every object it names. No structure of the pool may be in use.
+    void recover();
+    // The whole sequence for a pool whose structures all live in its catalog: heap.recover(),
+    // recover(), heap.finish_recovery(). A pool without a catalog only recovers its heap.
+    static void recover_pool(pmem::pool& pool, heap_type& heap);
+
+private:
+    catalog(pmem::pool& pool, heap_type& heap, alloc::name_directory directory)
+        : pool_(&pool), heap_(&heap), directory_(std::move(directory)) {}
+    struct live_object {
+        std::weak_ptr<void> object;
+        std::type_index type;
+    };
+    std::shared_ptr<void> find_live(std::string_view name, std::type_index type);
+
+    pmem::pool* pool_;
+    heap_type* heap_;
+    alloc::name_directory directory_;
+    std::unique_ptr<alloc::spin_lock> lock_ = std::make_unique<alloc::spin_lock>();  // volatile
+    std::map<std::string, live_object, std::less<>> live_;                // volatile
+};
+
+}  // namespace ferrite

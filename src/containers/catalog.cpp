@@ -1,0 +1,84 @@
+// catalog.cpp: see ferrite/containers/catalog.hpp.
+#include "ferrite/containers/catalog.hpp"
+
+#include "ferrite/containers/vector_recovery.hpp"
+
+namespace ferrite {
+
+std::string_view to_string(object_kind k) noexcept {
+    switch (k) {
+        case object_kind::vector: return "vector";
+    }
+    return {};
+}
+
+namespace {
+// A heap opened but not recovered refuses allocations: every push that needs to grow a
+// vector would fail. Say so at once instead. (Read-only pools are only read.)
+alloc::buddy_heap& recovered(pmem::pool& pool, alloc::buddy_heap& heap) {
+    if (!pool.read_only() && !heap.recovery_finished())
+        throw usage_error("the heap of '" + pool.path().string() +
+                          "' was opened but not recovered; call ferrite::catalog::recover_pool(pool, heap) "
+                          "after every open (it is cheap after a clean shutdown)");
+    return heap;
+}
+}  // namespace
+
+catalog::catalog(pmem::pool& pool, heap_type& heap, alloc::directory_options options)
+    : pool_(&pool), heap_(&recovered(pool, heap)),
+      directory_(alloc::name_directory::open_or_create(pool, heap, options)) {}
+
+std::shared_ptr<void> catalog::find_live(std::string_view name, std::type_index type) {
+    const auto it = live_.find(name);
+    if (it == live_.end()) return nullptr;
+    auto object = it->second.object.lock();
+    if (!object) {
+        live_.erase(it);
+        return nullptr;
+    }
+    if (it->second.type != type)
+        throw usage_error("'" + std::string(name) +
+                          "' is open in this process with another engine or element type; use the same "
+                          "type everywhere, or release the other handle first");
+    return object;
+}
+
+std::vector<object_info> catalog::list() const {
+    std::vector<object_info> out;
+    for (const auto& e : directory_.entries()) {
+        const auto known = to_string(static_cast<object_kind>(e.kind));
+        out.push_back({std::string(e.name_view()),
+                       known.empty() ? "unknown(" + std::to_string(e.kind) + ")" : std::string(known),
+                       e.element_size, e.element_align, e.anchor != 0});
+    }
+    return out;
+}
+
+void catalog::recover() {
+    std::lock_guard guard(*lock_);
+    directory_.recover();
+    for (const auto& e : directory_.entries()) {
+        if (e.anchor == 0) continue;  // named, never created: nothing to recover
+        switch (static_cast<object_kind>(e.kind)) {
+            case object_kind::vector:
+                containers::recover_vector(*pool_, *heap_, containers::vector_header_at(*pool_, e.anchor));
+                break;
+            default:
+                throw error("catalog entry '" + std::string(e.name_view()) + "' of '" + pool_->path().string() +
+                            "' has object kind " + std::to_string(e.kind) +
+                            ", unknown to this version of ferrite; recover the pool with the version that wrote it");
+        }
+    }
+}
+
+void catalog::recover_pool(pmem::pool& pool, heap_type& heap) {
+    heap.recover();
+    if (pool.catalog_offset() != 0) {
+        auto dir = alloc::name_directory::open_or_create(pool, heap);  // exists: only validates
+        catalog c(pool, heap, std::move(dir));
+        c.recover();
+    }
+    heap.finish_recovery();
+}
+
+}  // namespace ferrite

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The README's catalog example (examples/named_vectors.cpp) run as a user would: named vectors
+# survive a restart and grow; `pool info` lists them; `pool check` reads the catalog; a
+# damaged catalog is reported with one line and the file is left unchanged.
+# Usage: examples_test.sh FERRITE NAMED_VECTORS
+set -u
+ferrite=$1; named_vectors=$2
+source "$(dirname "$0")/cli_test_lib.sh"
+
+pool="$dir/names"
+expect 0 'ids 400, ticks 400' -- "$named_vectors" "$pool"
+expect 0 'ticks: vector of 24-byte elements' -- "$named_vectors" "$pool"
+expect 0 'ids 1600, ticks 1600' -- "$named_vectors" "$pool" 2
+expect 0 'named objects +2' -- "$ferrite" pool info "$pool"
+expect 0 'ids +vector of 8-byte elements' -- "$ferrite" pool info "$pool"
+expect 0 'catalog of 2 named object\(s\) readable' -- "$ferrite" pool check "$pool"
+json=$("$ferrite" pool info "$pool" --json)
+if python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])["objects"]
+assert [x["name"] for x in o] == ["ids", "ticks"], o
+assert o[1] == {"name": "ticks", "kind": "vector", "element_size": 24, "element_align": 8, "created": True}, o
+' "$json"; then ok; else bad "pool info --json objects: $json"; fi
+
+# Damage the catalog's first block (its magic word): every reader must refuse it, in one
+# line, without writing.
+off=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["heap"]["offset"])' "$json")
+cat_off=$(python3 - "$pool" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(256 + 5 * 8)          # pool_state.catalog_offset
+    print(struct.unpack("<Q", f.read(8))[0])
+PY
+)
+[ "$cat_off" -gt "$off" ] && ok || bad "catalog offset $cat_off should lie inside the heap at $off"
+printf '\xff' | dd of="$pool" bs=1 seek="$cat_off" conv=notrunc status=none
+before=$(sha256sum "$pool")
+one_line_error 1 'catalog block .* is damaged' -- "$ferrite" pool check "$pool"
+one_line_error 1 'damaged' -- "$named_vectors" "$pool"
+[ "$(sha256sum "$pool")" = "$before" ] && ok || bad "a refused open changed the pool file"
+finish examples
