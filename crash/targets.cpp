@@ -7,6 +7,8 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_selftest_targets(registry);
     register_alloc_targets(registry);
     register_vector_targets(registry);
+    register_stack_targets(registry);
+    register_deque_targets(registry);
     register_catalog_targets(registry);
 }
 

@@ -23,6 +23,9 @@ void register_selftest_targets(sim::target_registry& registry);
 void register_alloc_targets(sim::target_registry& registry);
 // ferrite::vector on PFC and FPFC (crash/containers/).
 void register_vector_targets(sim::target_registry& registry);
+// ferrite::stack (vector core), ferrite::deque and ferrite::queue (deque core) on PFC/FPFC.
+void register_stack_targets(sim::target_registry& registry);
+void register_deque_targets(sim::target_registry& registry);
 // Named vectors through ferrite::catalog (crash/containers/).
 void register_catalog_targets(sim::target_registry& registry);
 

@@ -7,7 +7,7 @@
 //   vector-volatile  the same engine (FPFC) over a DRAM vector with no persistence
 // Ablations (--ablation): no-nt = plain stores + pwb instead of NT stores; no-futex = the
 // engines' pure-spin waiting. Each subject builds its pool (64 MiB, a 48 MiB buddy heap) in
-// the configured pool directory and removes it when destroyed.
+// the configured pool directory and removes it when destroyed (scratch_pool.hpp).
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 
+#include "bench/containers/scratch_pool.hpp"
 #include "bench/containers/volatile_vector_core.hpp"
 #include "bench/containers/vector_subjects.hpp"
 #include "ferrite/alloc/buddy_heap.hpp"
@@ -27,36 +28,6 @@ namespace {
 using element = std::uint64_t;
 using heap_type = alloc::buddy_heap;
 namespace c = containers;
-
-constexpr std::uint64_t pool_bytes = 64 << 20;
-constexpr std::uint64_t heap_bytes = 48 << 20;
-
-std::atomic<unsigned> g_pool_counter{0};
-
-// A fresh pool with a heap and an anchor word, removed on destruction.
-class scratch_pool {
-public:
-    explicit scratch_pool(const std::filesystem::path& dir)
-        : path_((dir.empty() ? std::filesystem::path("/dev/shm") : dir) /
-                ("ferrite-bench-vector-" + std::to_string(::getpid()) + "-" + std::to_string(g_pool_counter++))),
-          pool_(pmem::pool::create(path_, "ferrite-bench-vector", pool_bytes)),
-          anchor_(static_cast<std::uint64_t*>(pool_.root_bytes(64 + heap_bytes))),
-          heap_(heap_type::create(pool_, pool_.state().root_offset + 64, heap_bytes)) {}
-    ~scratch_pool() {
-        pool_.close();
-        std::error_code ec;
-        std::filesystem::remove(path_, ec);
-    }
-    pmem::pool& pool() { return pool_; }
-    heap_type& heap() { return heap_; }
-    std::uint64_t& anchor() { return *anchor_; }
-
-private:
-    std::filesystem::path path_;
-    pmem::pool pool_;
-    std::uint64_t* anchor_;
-    heap_type heap_;
-};
 
 c::vector_options vector_options_of(const subject_options& o) {
     c::vector_options v;

@@ -6,7 +6,7 @@
 set -u
 ferrite=$1
 crashes=${2:-${FERRITE_CAMPAIGN_CRASHES:-10000}}
-mutation_crashes=${3:-${FERRITE_MUTATION_CRASHES:-2000}}
+mutation_crashes=${3:-${FERRITE_MUTATION_CRASHES:-4000}}
 dir=$(mktemp -d /dev/shm/ferrite-campaigns.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 failures=0; passed=0

@@ -16,8 +16,8 @@
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol): allocate the new
 // array, copy, pfence; log {new data, new capacity} and tag = REPLACE in one line, pwb,
 // pfence (PP); deallocate the old array (kept referenced by the heap until confirmed);
-// confirm the new one; install data/capacity, pwb, pfence; tag = NOP, pwb, pfence; confirm
-// the deallocation.
+// confirm the new one; install data/capacity, pwb, pfence; tag = NOP (not written back: see
+// vector_drop_replace_log); confirm the deallocation.
 //
 // Differences from the thesis: swaps use an *undo* log of the original elements of the
 // distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
@@ -34,8 +34,8 @@
 //     later swap batch rewrites the entries before re-committing the tag, so the cleared tag
 //     must be durable first). The swaps of the interrupted pass had not returned.
 //   tag = REPLACE: if the array is not yet the logged one, deallocate the old (idempotent),
-//     confirm the new, install it (pwb, pfence); tag = NOP (pwb, pfence); confirm the
-//     deallocation.
+//     confirm the new, install it (pwb, pfence); tag = NOP (no write-back: a repeated
+//     recovery finds the logged array installed and does nothing); confirm the deallocation.
 // Pushes and pops need no recovery: `size` is their commit point, and elements beyond it
 // are never read.
 #pragma once
@@ -258,7 +258,7 @@ private:
         if (old != 0) heap_->deallocate(pool_->base() + old);
         heap_->confirm_allocation(fresh);
         vector_install(h_, h_->replace_data, cap);
-        vector_clear_log(h_);
+        vector_drop_replace_log(h_);
         if (old != 0) heap_->confirm_deallocation(pool_->base() + old);
         return true;
     }

@@ -32,6 +32,13 @@ inline void vector_clear_log(vector_header* h) noexcept {
                      // durable first)
 }
 
+// After a REPLACE: the tag goes back to nop without a write-back. A REPLACE left in the
+// media whose target is installed does nothing at recovery, and the next log commit (swap
+// or REPLACE) rewrites the line with its payload before its tag; flush mutation testing of
+// the stack targets (growth, no swaps) found the write-back unobservable. Swaps need the
+// durable clear (vector_clear_log): their next batch rewrites the undo entries first.
+inline void vector_drop_replace_log(vector_header* h) noexcept { h->log_tag = vector_log_tag::nop; }
+
 // The header at pool offset `anchor`, validated as a vector (any element type).
 inline vector_header* vector_header_at(pmem::pool& pool, std::uint64_t anchor) {
     if (anchor == 0 || anchor % alignof(vector_header) != 0 ||
@@ -74,9 +81,12 @@ void recover_vector(pmem::pool& pool, Heap& heap, vector_header* h) {
         if (old != h->replace_data) {
             if (old != 0) heap.deallocate(pool.base() + old);
             heap.confirm_allocation(pool.base() + h->replace_data);
-            vector_install(h, h->replace_data, h->replace_capacity);
         }
-        vector_clear_log(h);
+        // Both words: a crash may have persisted the new data offset without the capacity
+        // (stores to one line persist in order), which would leave a stale, smaller capacity.
+        if (h->data != h->replace_data || h->capacity != h->replace_capacity)
+            vector_install(h, h->replace_data, h->replace_capacity);
+        vector_drop_replace_log(h);
         if (old != 0 && old != h->data) heap.confirm_deallocation(pool.base() + old);
     }
 }

@@ -1,0 +1,347 @@
+// ferrite::deque and ferrite::queue (persistent_deque_core.hpp): sequential semantics against
+// std::deque (seeded property test), empty ends, growth through the heap's confirm protocol
+// and wrap-around of the ring, reopening, the persistence cost of a batch, recovery from
+// every crash point of an operation that grows the ring (crash images from the simulator),
+// and concurrent use under both engines with threads that come and go.
+#include "ferrite/containers/deque.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+#include "bump_heap.hpp"
+#include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/containers/queue.hpp"
+#include "ferrite/pmem/counters.hpp"
+#include "ferrite/sim/session.hpp"
+#include "ferrite/sim/site_registry.hpp"
+
+namespace ferrite {
+namespace {
+
+using ferrite_test::bump_heap;
+namespace c = containers;
+using u64 = std::uint64_t;
+
+std::string scratch_path(const char* what) {
+    return "/dev/shm/ferrite-" + std::string(what) + "-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
+class DequeTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        path_ = scratch_path("deque");
+        std::filesystem::remove(path_);
+        pool_.emplace(pmem::pool::create(path_, "deque-test", 32 << 20));
+        heap_.emplace(*pool_, 16 << 20);
+    }
+    void TearDown() override {
+        pool_.reset();
+        std::filesystem::remove(path_);
+    }
+    template <class Sel = c::use_pfc>
+    deque<u64, bump_heap, Sel> make(std::size_t capacity = 4, c::deque_options o = {}) {
+        anchor_ = 0;
+        return deque<u64, bump_heap, Sel>::create(*pool_, *heap_, anchor_, capacity, o);
+    }
+    std::string path_;
+    std::optional<pmem::pool> pool_;
+    std::optional<bump_heap> heap_;
+    u64 anchor_ = 0;
+};
+
+TEST_F(DequeTest, BehavesLikeStdDequeForManySeeds) {
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+        auto d = make(seed % 3 == 0 ? 0 : seed % 5 + 1);  // capacity 0 too: the first push allocates
+        std::deque<u64> model;
+        std::mt19937_64 rng(seed);
+        for (int i = 0; i < 600; ++i) {
+            const auto r = rng();
+            const u64 v = u64{seed} << 32 | static_cast<u64>(i);
+            switch (r % 8) {
+                case 0: case 1: ASSERT_TRUE(d.push_back(v)); model.push_back(v); break;
+                case 2: case 3: ASSERT_TRUE(d.push_front(v)); model.push_front(v); break;
+                case 4: {
+                    const auto x = d.pop_back();
+                    ASSERT_EQ(x.has_value(), !model.empty()) << "seed " << seed << " op " << i;
+                    if (x) {
+                        ASSERT_EQ(*x, model.back());
+                        model.pop_back();
+                    }
+                    break;
+                }
+                case 5: {
+                    const auto x = d.pop_front();
+                    ASSERT_EQ(x.has_value(), !model.empty()) << "seed " << seed << " op " << i;
+                    if (x) {
+                        ASSERT_EQ(*x, model.front());
+                        model.pop_front();
+                    }
+                    break;
+                }
+                case 6:
+                    ASSERT_EQ(d.front(), model.empty() ? std::nullopt : std::optional<u64>(model.front()));
+                    ASSERT_EQ(d.back(), model.empty() ? std::nullopt : std::optional<u64>(model.back()));
+                    break;
+                default: ASSERT_EQ(d.size(), model.size()); break;
+            }
+        }
+        const auto all = d.unsynchronized_contents();
+        ASSERT_TRUE(std::equal(all.begin(), all.end(), model.begin(), model.end())) << "seed " << seed;
+    }
+}
+
+TEST_F(DequeTest, EmptyEndsFailWithoutChangingAnything) {
+    auto d = make();
+    EXPECT_EQ(d.pop_back(), std::nullopt);
+    EXPECT_EQ(d.pop_front(), std::nullopt);
+    EXPECT_EQ(d.front(), std::nullopt);
+    EXPECT_EQ(d.back(), std::nullopt);
+    EXPECT_TRUE(d.empty());
+    d.push_back(1);
+    EXPECT_EQ(d.pop_front(), 1u);
+    EXPECT_EQ(d.pop_back(), std::nullopt);
+    EXPECT_EQ(d.size(), 0u);
+}
+
+TEST_F(DequeTest, GrowthAcrossWrapAroundKeepsOrderAndUsesTheConfirmProtocol) {
+    auto d = make(4);
+    // Wrap the ring: the front moves below slot 0.
+    d.push_back(2);
+    d.push_back(3);
+    d.push_front(1);
+    d.push_front(0);
+    EXPECT_EQ(d.unsynchronized_capacity(), 4u);
+    EXPECT_TRUE(heap_->unconfirmed.empty());
+    d.push_back(4);  // grows: new ring allocated and confirmed, old one freed and confirmed
+    EXPECT_EQ(d.unsynchronized_capacity(), 8u);
+    EXPECT_TRUE(heap_->unconfirmed.empty());
+    EXPECT_EQ(heap_->freed.size(), 1u);
+    EXPECT_EQ(heap_->confirmed_free, heap_->freed);
+    EXPECT_EQ(d.unsynchronized_contents(), (std::vector<u64>{0, 1, 2, 3, 4}));
+    for (u64 i = 1; i <= 40; ++i) d.push_front(100 + i);  // many wraps of the head counter
+    EXPECT_EQ(d.size(), 45u);
+    EXPECT_EQ(d.back(), 4u);
+    EXPECT_EQ(d.front(), 140u);
+    EXPECT_TRUE(d.reserve(1000));
+    EXPECT_GE(d.unsynchronized_capacity(), 1000u);
+    EXPECT_EQ(d.pop_front(), 140u);
+    EXPECT_EQ(d.pop_back(), 4u);
+}
+
+TEST_F(DequeTest, ReopenSeesTheSameElements) {
+    {
+        auto d = make(2);
+        for (u64 i = 0; i < 10; ++i) d.push_front(i);
+    }
+    auto again = deque<u64, bump_heap>::open(*pool_, *heap_, anchor_);
+    EXPECT_EQ(again.size(), 10u);
+    EXPECT_EQ(again.front(), 9u);
+    EXPECT_EQ(again.back(), 0u);
+    using q64 = queue<u64, bump_heap>;
+    auto q = q64::open(*pool_, *heap_, anchor_);  // a queue is stored as a deque
+    EXPECT_EQ(q.pop(), 9u);
+    using u32_deque = deque<std::uint32_t, bump_heap>;
+    u64 bogus = 64;
+    EXPECT_THROW(q64::open(*pool_, *heap_, bogus), ferrite::error);
+    EXPECT_THROW(u32_deque::open(*pool_, *heap_, anchor_), ferrite::error) << "another element type";
+}
+
+TEST_F(DequeTest, OneFencePairPerPushAndOneFencePerPop) {
+    auto d = make(1024);
+    auto before = pmem::thread_counters();
+    d.push_front(1);
+    const auto push = pmem::thread_counters() - before;
+    EXPECT_EQ(push.pfences, 2u) << "value, then state";
+    EXPECT_EQ(push.nt_stores, 1u);
+    EXPECT_EQ(push.pwb_lines, 1u) << "only the state line is written back";
+    before = pmem::thread_counters();
+    d.pop_back();
+    const auto pop = pmem::thread_counters() - before;
+    EXPECT_EQ(pop.pfences, 1u);
+    EXPECT_EQ(pop.pwb_lines, 1u);
+    before = pmem::thread_counters();
+    (void)d.size();
+    (void)d.front();
+    (void)d.pop_back();  // empty: nothing changes, nothing is written
+    const auto reads = pmem::thread_counters() - before;
+    EXPECT_EQ(reads.pfences, 0u);
+    EXPECT_EQ(reads.pwb_lines, 0u);
+}
+
+TEST(DequeCrash, RecoversFromEveryCrashPointOfAGrowingPush) {
+    const std::string path = scratch_path("deque-crash");
+    constexpr u64 heap_offset = 4096 + 64, heap_bytes = 192 * 1024;
+    std::filesystem::remove(path);
+    auto p = pmem::pool::create(path, "deque-crash", 256 * 1024);
+    auto& anchor = *static_cast<u64*>(p.root_bytes(64 + heap_bytes));
+    auto heap = alloc::buddy_heap::create(p, heap_offset, heap_bytes);
+    using dq = deque<u64, alloc::buddy_heap>;
+    auto d = dq::create(p, heap, anchor, 2);
+    d.push_back(2);
+    d.push_front(1);  // the ring is full and wrapped: the next push grows it
+    const std::vector<u64> before{1, 2}, after{1, 2, 3};
+
+    sim::site_registry sites;
+    std::vector<std::vector<std::byte>> images;
+    sim::session::options opts;
+    sim::session* self = nullptr;
+    opts.at_event = [&](u64 e) {
+        for (u64 seed = 0; seed < 4; ++seed) {
+            images.emplace_back();
+            self->crash_image(seed * 7919 + e, images.back());
+        }
+    };
+    {
+        sim::session s(p.base(), p.size(), 1, sites, std::move(opts));
+        self = &s;
+        sim::session::binding bind(&s, 0);
+        ASSERT_TRUE(d.push_back(3));
+    }
+    EXPECT_GT(images.size(), 4u * 10) << "a growing push has more than 10 persistence events";
+    const std::string image_path = path + "-image";
+    std::size_t saw_before = 0, saw_after = 0;
+    for (const auto& img : images) {
+        {
+            std::ofstream out(image_path, std::ios::binary | std::ios::trunc);
+            out.write(reinterpret_cast<const char*>(img.data()), static_cast<std::streamsize>(img.size()));
+        }
+        auto q = pmem::pool::open(image_path, "deque-crash");
+        const auto a = *static_cast<u64*>(q.root_bytes(64 + heap_bytes));
+        auto h = alloc::buddy_heap::open(q, heap_offset);
+        h.recover();
+        dq::recover(q, h, a);
+        h.finish_recovery();
+        ASSERT_EQ(h.check(), std::vector<std::string>{});
+        EXPECT_EQ(h.usage().pending_allocations + h.usage().pending_deallocations, 0u);
+        auto r = dq::open(q, h, a);
+        const auto got = r.unsynchronized_contents();
+        ASSERT_TRUE(got == before || got == after) << "recovered " << got.size() << " elements";
+        (got == before ? saw_before : saw_after)++;
+        EXPECT_TRUE(r.push_front(0)) << "the recovered deque works";
+        EXPECT_EQ(r.front(), 0u);
+    }
+    EXPECT_GT(saw_before, 0u);
+    EXPECT_GT(saw_after, 0u);
+    std::filesystem::remove(image_path);
+    std::filesystem::remove(path);
+}
+
+// Waves of threads (each wave joins before the next starts, so publications of exited
+// threads are cleaned up and new ones linked) push unique values at both ends and pop at
+// both ends; every value pushed is popped exactly once, during the run or by the final drain.
+template <class Sel>
+void concurrent_exactly_once(deque<u64, bump_heap, Sel>& d, int waves, int threads, int ops) {
+    std::vector<std::vector<u64>> popped(static_cast<std::size_t>(waves * threads));
+    for (int w = 0; w < waves; ++w) {
+        std::vector<std::thread> ts;
+        for (int t = 0; t < threads; ++t)
+            ts.emplace_back([&, w, t] {
+                const int id = w * threads + t;
+                auto& mine = popped[static_cast<std::size_t>(id)];
+                for (int i = 0; i < ops; ++i) {
+                    const u64 v = u64(id) << 32 | u64(i);
+                    ASSERT_TRUE(i % 2 ? d.push_back(v) : d.push_front(v));
+                    if (i % 3 == 0) continue;  // leave some behind for the drain
+                    auto x = (i / 2) % 2 ? d.pop_back() : d.pop_front();
+                    if (x) mine.push_back(*x);
+                }
+            });
+        for (auto& th : ts) th.join();
+    }
+    std::vector<u64> all;
+    for (auto& p : popped) all.insert(all.end(), p.begin(), p.end());
+    while (auto x = d.pop_front()) all.push_back(*x);
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a value popped twice";
+    ASSERT_EQ(all.size(), std::size_t(waves * threads * ops)) << "a value lost";
+    EXPECT_EQ(d.size(), 0u);
+}
+
+TEST_F(DequeTest, ConcurrentExactlyOncePfc) {
+    auto d = make<c::use_pfc>(2);
+    concurrent_exactly_once(d, 3, 4, 1500);
+}
+
+TEST_F(DequeTest, ConcurrentExactlyOnceFpfc) {
+    auto d = make<c::use_fpfc>(2);
+    concurrent_exactly_once(d, 3, 4, 1500);
+}
+
+TEST_F(DequeTest, ConcurrentExactlyOncePureSpinNoNtNoElimination) {
+    auto d = make<c::use_fpfc_spin>(2, {.nt_stores = false, .elimination = false});
+    concurrent_exactly_once(d, 2, 3, 800);
+}
+
+// Queue: FIFO against std::queue, and per-producer order seen by every consumer.
+TEST_F(DequeTest, QueueIsFifo) {
+    anchor_ = 0;
+    auto q = queue<u64, bump_heap>::create(*pool_, *heap_, anchor_, 2);
+    std::deque<u64> model;
+    std::mt19937_64 rng(7);
+    for (u64 i = 0; i < 2000; ++i) {
+        if (rng() % 3) {
+            ASSERT_TRUE(q.push(i));
+            model.push_back(i);
+        } else {
+            const auto x = q.pop();
+            ASSERT_EQ(x.has_value(), !model.empty());
+            if (x) {
+                        ASSERT_EQ(*x, model.front());
+                        model.pop_front();
+                    }
+        }
+    }
+    EXPECT_EQ(q.size(), model.size());
+    EXPECT_EQ(q.front(), model.front());
+    EXPECT_EQ(q.back(), model.back());
+}
+
+TEST_F(DequeTest, QueueKeepsEachProducersOrderConcurrently) {
+    anchor_ = 0;
+    auto q = queue<u64, bump_heap, c::use_pfc>::create(*pool_, *heap_, anchor_, 2);
+    constexpr int producers = 2, consumers = 2, per = 3000;
+    std::atomic<int> done{0};
+    std::vector<std::vector<u64>> got(consumers);
+    std::vector<std::thread> ts;
+    for (int p = 0; p < producers; ++p)
+        ts.emplace_back([&, p] {
+            for (int i = 0; i < per; ++i) ASSERT_TRUE(q.push(u64(p) << 32 | u64(i)));
+            done.fetch_add(1);
+        });
+    for (int k = 0; k < consumers; ++k)
+        ts.emplace_back([&, k] {
+            while (true) {
+                const bool finished = done.load() == producers;
+                auto x = q.pop();
+                if (x) got[static_cast<std::size_t>(k)].push_back(*x);
+                else if (finished) break;
+            }
+        });
+    for (auto& th : ts) th.join();
+    std::size_t total = 0;
+    for (const auto& g : got) {
+        total += g.size();
+        std::vector<u64> last(producers, 0);
+        std::vector<bool> seen(producers, false);
+        for (u64 v : g) {
+            const auto p = static_cast<std::size_t>(v >> 32);
+            if (seen[p]) {
+                EXPECT_GT(v & 0xffffffff, last[p]) << "a consumer saw a producer's values out of order";
+            }
+            seen[p] = true;
+            last[p] = v & 0xffffffff;
+        }
+    }
+    EXPECT_EQ(total, std::size_t(producers * per));
+}
+
+}  // namespace
+}  // namespace ferrite
