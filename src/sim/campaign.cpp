@@ -143,6 +143,9 @@ private:
                 stopper.finish_worker(t);
                 finished.fetch_add(1);
             });
+        // No stop before every worker is registered: stop() signals registered workers only,
+        // and a worker registering after it returned would run while the image is taken.
+        while (registered.load() < result_.threads) std::this_thread::yield();
         image_.resize(pool.size());
         rng random(mix(seed, 0x7a11));
         std::uint64_t stops = 0;
