@@ -139,6 +139,7 @@ rep_result measure(const subject_kind& kind, const workload& w, unsigned threads
     }
     for (unsigned r; (r = ready.load(std::memory_order_acquire)) < threads;)
         ready.wait(r, std::memory_order_acquire);
+    const auto combiner_before = subj->combiner_persistence();
     const auto start = clock::now();
     release();
     if (timed) {
@@ -158,6 +159,8 @@ rep_result measure(const subject_kind& kind, const workload& w, unsigned threads
     r.seconds = std::chrono::duration<double>(end - start).count();
     r.batch_size = subj->mean_batch_size();
     r.persistence_counted = subj->persistence_counted();
+    if (const auto after = subj->combiner_persistence(); after && combiner_before)
+        r.combiner = *after - *combiner_before;
     return r;
 }
 
@@ -172,7 +175,12 @@ point_result summarize_point(const subject_kind& kind, const workload& w, unsign
     std::uint64_t ops = 0;
     pmem::counters c;
     double batch = 0;
+    std::optional<pmem::counters> combiner = pmem::counters{};
     for (const auto& r : reps) {
+        if (combiner && r.combiner)
+            *combiner += *r.combiner;
+        else
+            combiner.reset();
         rates.push_back(r.ops_per_sec());
         secs.push_back(r.seconds);
         ops += r.ops;
@@ -192,6 +200,10 @@ point_result summarize_point(const subject_kind& kind, const workload& w, unsign
         p.pwb_per_op = static_cast<double>(c.pwb_lines) / total;
         p.pfence_per_op = static_cast<double>(c.pfences) / total;
         p.nt_stores_per_op = static_cast<double>(c.nt_stores) / total;
+        if (combiner && !reps.empty()) {
+            p.combiner_pwb_per_op = static_cast<double>(combiner->pwb_lines) / total;
+            p.combiner_pfence_per_op = static_cast<double>(combiner->pfences) / total;
+        }
     }
     p.reps = std::move(reps);
     return p;
@@ -238,6 +250,10 @@ std::optional<subject_options> ablation_from_string(std::string_view name) noexc
     }
     if (name == "no-futex") {
         o.futex_wait = false;
+        return o;
+    }
+    if (name == "no-elimination") {  // combining structures that eliminate (DFC stack/deque)
+        o.elimination = false;
         return o;
     }
     if (name == "no-nt-no-futex") {

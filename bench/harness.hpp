@@ -59,6 +59,7 @@ struct rep_result {
     pmem::counters persistence;
     double batch_size = 0;
     bool persistence_counted = true;
+    std::optional<pmem::counters> combiner;  // subject::combiner_persistence() over the region
 
     double ops_per_sec() const noexcept { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
 };
@@ -78,6 +79,8 @@ struct point_result {
     double pfence_per_op = 0;
     double nt_stores_per_op = 0;
     double batch_size = 0;        // mean over repetitions
+    std::optional<double> combiner_pwb_per_op;     // when every repetition reported them
+    std::optional<double> combiner_pfence_per_op;
     std::string baseline;         // name of the first structure
     double vs_baseline = 0;       // median ops/s / baseline's median ops/s (0 if it has none)
 };
@@ -100,7 +103,7 @@ point_result summarize_point(const subject_kind& kind, const workload& w, unsign
 // Every point: for each workload, for each thread count, every structure in order.
 std::vector<point_result> run_bench(const bench_config& cfg);
 
-// --ablation names: none, no-nt, no-futex, no-nt-no-futex.
+// --ablation names: none, no-nt, no-futex, no-nt-no-futex, no-elimination.
 std::optional<subject_options> ablation_from_string(std::string_view name) noexcept;
 std::string ablation_name(const subject_options& o);
 

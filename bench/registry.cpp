@@ -4,6 +4,7 @@
 #include "bench/baselines/baselines.hpp"
 #include "bench/containers/vector_subjects.hpp"
 #include "bench/containers/pfc_subjects.hpp"
+#include "bench/containers/dfc_subjects.hpp"
 
 namespace ferrite::bench {
 
@@ -11,6 +12,7 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     // ferrite's own structures (bench/containers/): one register_<group>_subjects(out) each.
     register_vector_subjects(out);
     register_pfc_subjects(out);
+    register_dfc_subjects(out);
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
 }

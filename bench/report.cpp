@@ -80,7 +80,7 @@ bool oversubscribed(const point_result& p, const machine_info& m) noexcept {
 
 nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
     const bool counted = p.persistence_counted;
-    return {{"schema", bench_schema},
+    nlohmann::ordered_json j = {{"schema", bench_schema},
             {"structure", p.structure},
             {"workload", p.workload},
             {"threads", p.threads},
@@ -106,6 +106,11 @@ nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
              {{"hardware_concurrency", run.machine.hardware_concurrency},
               {"cpu", run.machine.cpu},
               {"backend", run.machine.backend}}}};
+    // Only for subjects that report their combiners' own persistence (DFC): appended, so
+    // every other record keeps exactly the fields above.
+    if (p.combiner_pwb_per_op) j["combiner_pwb_per_op"] = *p.combiner_pwb_per_op;
+    if (p.combiner_pfence_per_op) j["combiner_pfence_per_op"] = *p.combiner_pfence_per_op;
+    return j;
 }
 
 nlohmann::ordered_json records_json(const std::vector<point_result>& points, const run_info& run) {
@@ -143,6 +148,8 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
     for (const auto& p : points) name_w = std::max(name_w, p.structure.size());
     const auto cores = run.machine.hardware_concurrency;
     bool any_over = false;
+    bool any_combiner = false;
+    for (const auto& p : points) any_combiner = any_combiner || p.combiner_pwb_per_op.has_value();
     std::string current;
     for (const auto& p : points) {
         if (p.workload != current) {
@@ -159,7 +166,7 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
             if (run.ablation != "none") o << ", ablation " << run.ablation;
             o << '\n';
             o << pad_right("structure", name_w) << "  threads      Mops/s  [   min  -    max]   pwb/op  pfence/op"
-              << "   batch  vs " << p.baseline << '\n';
+              << "   batch  vs " << p.baseline << (any_combiner ? "  combiner: pwb/op pfence/op" : "") << '\n';
         }
         const bool over = oversubscribed(p, run.machine);
         any_over = any_over || over;
@@ -171,7 +178,10 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
           << pad_left(p.persistence_counted ? fmt("%.2f", p.pwb_per_op) : "n/a", 9)
           << pad_left(p.persistence_counted ? fmt("%.2f", p.pfence_per_op) : "n/a", 11)
           << pad_left(p.batch_size > 0 ? fmt("%.2f", p.batch_size) : "-", 8) << "  "
-          << fmt("%.2fx", p.vs_baseline) << '\n';
+          << fmt("%.2fx", p.vs_baseline);
+        if (p.combiner_pwb_per_op && p.combiner_pfence_per_op)
+            o << pad_left(fmt("%.2f", *p.combiner_pwb_per_op), 12) << pad_left(fmt("%.2f", *p.combiner_pfence_per_op), 10);
+        o << '\n';
     }
     if (any_over) o << "* oversubscribed: more threads than the " << cores << " hardware threads\n";
     bool uncounted = false;

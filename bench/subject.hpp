@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ferrite/pmem/counters.hpp"
+
 namespace ferrite::bench {
 
 // The operation vocabulary of every workload. back = the end a vector/stack pushes to;
@@ -55,6 +57,11 @@ public:
     // False for subjects whose persistence instructions bypass ferrite/pmem (PMDK issues its
     // own flushes): the harness then reports pwb/op and pfence/op as unknown, not as 0.
     virtual bool persistence_counted() const { return true; }
+    // Persistence instructions issued by combiners since creation, for subjects whose
+    // announcements cost their own (DFC: the papers' "DFC" figures, while the harness's
+    // counts are "DFC-TOTAL"). nullopt: not reported. The harness takes the difference over
+    // the timed region and reports combiner_pwb_per_op / combiner_pfence_per_op.
+    virtual std::optional<pmem::counters> combiner_persistence() const { return std::nullopt; }
 };
 
 struct subject_kind {

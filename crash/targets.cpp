@@ -9,6 +9,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_vector_targets(registry);
     register_stack_targets(registry);
     register_deque_targets(registry);
+    register_dfc_targets(registry);
     register_catalog_targets(registry);
 }
 

@@ -26,6 +26,8 @@ void register_vector_targets(sim::target_registry& registry);
 // ferrite::stack (vector core), ferrite::deque and ferrite::queue (deque core) on PFC/FPFC.
 void register_stack_targets(sim::target_registry& registry);
 void register_deque_targets(sim::target_registry& registry);
+// DFC stack, queue and deque (crash/containers/dfc_targets.cpp).
+void register_dfc_targets(sim::target_registry& registry);
 // Named vectors through ferrite::catalog (crash/containers/).
 void register_catalog_targets(sim::target_registry& registry);
 

@@ -129,3 +129,22 @@ TEST(BenchReport, TableShowsEveryPointAndMarksOversubscription) {
     EXPECT_NE(t.find("n/a"), std::string::npos) << t;
     EXPECT_NE(t.find("2.000"), std::string::npos) << t;  // Mops/s
 }
+
+// Subjects that report their combiners' own persistence (DFC) get two extra JSON fields and
+// table columns; every other record keeps exactly the documented fields.
+TEST(BenchReport, CombinerPersistenceIsReportedOnlyWhenPresent) {
+    auto with = point("dfc-stack", 2, 1e6);
+    with.combiner_pwb_per_op = 3.5;
+    with.combiner_pfence_per_op = 2.0;
+    const auto j = fb::record_json(with, run());
+    EXPECT_DOUBLE_EQ(j["combiner_pwb_per_op"].get<double>(), 3.5);
+    EXPECT_DOUBLE_EQ(j["combiner_pfence_per_op"].get<double>(), 2.0);
+    EXPECT_DOUBLE_EQ(j["pwb_per_op"].get<double>(), 1.5) << "the total stays in the usual field";
+    const auto plain = fb::record_json(point("alpha", 2, 1e6), run());
+    EXPECT_FALSE(plain.contains("combiner_pwb_per_op"));
+    EXPECT_FALSE(plain.contains("combiner_pfence_per_op"));
+    const auto t = fb::table_text({point("alpha", 2, 1e6), with}, run());
+    EXPECT_NE(t.find("combiner: pwb/op pfence/op"), std::string::npos) << t;
+    EXPECT_NE(t.find("3.50"), std::string::npos) << t;
+    EXPECT_EQ(fb::table_text({point("alpha", 2, 1e6)}, run()).find("combiner"), std::string::npos);
+}

@@ -110,7 +110,7 @@ bench::bench_config to_config(const common_options& common, const bench_args& a)
     cfg.seed = a.seed;
     const auto options = bench::ablation_from_string(a.ablation);
     if (!options)
-        throw usage_error("--ablation must be none, no-nt, no-futex or no-nt-no-futex, not '" + a.ablation + "'");
+        throw usage_error("--ablation must be none, no-nt, no-futex, no-nt-no-futex or no-elimination, not '" + a.ablation + "'");
     cfg.options = *options;
     cfg.pool_dir = common.pool_dir.empty() ? pmem::pool_directory() : std::filesystem::path(common.pool_dir);
     bench::validate(cfg);
@@ -169,7 +169,7 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
     c->add_option("--initial-size", args.initial_size,
                   "elements in the structure before timing (default: 1024 for get/swap workloads, else 0)");
     c->add_option("--seed", args.seed, "seed of the operation streams (default 1)");
-    c->add_option("--ablation", args.ablation, "none (default), no-nt, no-futex, no-nt-no-futex");
+    c->add_option("--ablation", args.ablation, "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination");
     c->add_option("--pwb-ns", args.pwb_ns, "with --backend emulated: busy-wait per written-back line (default 100)");
     c->add_option("--fence-ns", args.fence_ns, "with --backend emulated: busy-wait per fence (default 0)");
     c->add_flag("--json", args.json, "print JSON records instead of the table (schema in docs/cli.md)");

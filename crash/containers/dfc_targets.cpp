@@ -1,0 +1,333 @@
+// crash/containers/dfc_targets.cpp: crash targets dfc-stack, dfc-queue and dfc-deque.
+//
+// Workload: each thread runs a seeded mix of pushes (values tid << 32 | i, so thread 0's
+// first value is 0: BOTTOM must differ from it) and pops (for the deque at both ends, for
+// the queue enqueue/dequeue), 3 threads by default, on a structure whose node pool holds a
+// node for every push of the run (at least 256). The combiner records, through the
+// structure's Trace policy, every response in linearization order with its phase's epoch.
+// Each thread records what every operation returned before progress.end().
+//
+// Recovery: open the region, recover() (restartable: the simulator crashes it too).
+// Checker (verify), after recovering once more (idempotence):
+//   * structure invariants (deque: prev mirrors next);
+//   * detectability, per thread t with k operations returned: recover(t) reports seq k (or
+//     k + 1 if operation k + 1 was pending); seq k: took effect, with the response the
+//     thread saw; seq k + 1: its name/param are the pending operation's;
+//   * durable linearizability: a prefix of the trace's phases (the committed ones: at least
+//     up to the last returned operation, at most up to the first one recovery did not run;
+//     random mode resumes the workers before checking, so the trace may run past the crash)
+//     replays on a sequential model with the recorded responses; every operation in
+//     them is reported by its thread's recovery (seq <= recovered seq, the same response if
+//     it is the thread's latest), none twice; every returned operation is among them with
+//     the response its thread saw; the operations executed by recovery (each thread's
+//     latest, took_effect, not in the replayed phases) are applied in some order to the
+//     replayed state giving exactly their recovered responses and the recovered contents.
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ferrite/containers/dfc_deque.hpp"
+#include "ferrite/containers/dfc_queue.hpp"
+#include "ferrite/containers/dfc_stack.hpp"
+#include "ferrite/sim/rng.hpp"
+#include "targets.hpp"
+
+namespace ferrite::crash {
+namespace {
+
+using combining::dfc_response;
+using combining::dfc_status;
+// Enough nodes for every push of a run (a full pool would answer `full`, which the model
+// accepts as "no effect" but cannot predict exactly: frees wait for their phase's commit).
+std::uint64_t node_capacity(const sim::run_config& c) { return std::max<std::uint64_t>(256, c.threads * c.ops_per_thread); }
+
+struct trace_entry {
+    std::uint64_t epoch;
+    unsigned tid;
+    std::uint64_t seq, name, param;
+    dfc_response response;
+};
+
+struct trace_log {
+    explicit trace_log(std::size_t n) : entries(std::make_unique<trace_entry[]>(n)), capacity(n) {}
+    std::unique_ptr<trace_entry[]> entries;
+    std::size_t capacity;
+    std::atomic<std::size_t> count{0};
+};
+
+struct recording_trace {
+    trace_log* log = nullptr;
+    void respond(const combining::dfc_op& op, const dfc_response& r, std::uint64_t epoch) noexcept {
+        if (!log) return;
+        const auto n = log->count.load(std::memory_order_relaxed);
+        if (n == log->capacity) return;  // cannot happen: one entry per operation
+        log->entries[n] = {epoch, op.tid, op.seq, op.name, op.param, r};
+        log->count.store(n + 1, std::memory_order_release);
+    }
+    void phase_done(std::uint64_t) noexcept {}
+};
+
+using model = std::deque<std::uint64_t>;
+dfc_response model_push_back(model& m, std::uint64_t v) { m.push_back(v); return {dfc_status::ack, 0}; }
+dfc_response model_push_front(model& m, std::uint64_t v) { m.push_front(v); return {dfc_status::ack, 0}; }
+dfc_response model_pop_back(model& m) {
+    if (m.empty()) return {dfc_status::empty, 0};
+    const auto v = m.back();
+    m.pop_back();
+    return {dfc_status::value, v};
+}
+dfc_response model_pop_front(model& m) {
+    if (m.empty()) return {dfc_status::empty, 0};
+    const auto v = m.front();
+    m.pop_front();
+    return {dfc_status::value, v};
+}
+dfc_response ack_or_full(bool ok) { return {ok ? dfc_status::ack : dfc_status::full, 0}; }
+dfc_response value_or_empty(const std::optional<std::uint64_t>& v) {
+    return v ? dfc_response{dfc_status::value, *v} : dfc_response{dfc_status::empty, 0};
+}
+
+// Structure kinds: the container, how a thread picks operations, the sequential model.
+struct stack_kind {
+    using type = dfc_stack<std::uint64_t, sync::spin_then_futex<>, recording_trace>;
+    static constexpr std::uint64_t names = 2;
+    static dfc_response run(type& s, unsigned tid, std::uint64_t name, std::uint64_t v) {
+        return name == type::push_op ? ack_or_full(s.push(tid, v)) : value_or_empty(s.pop(tid));
+    }
+    static dfc_response apply(model& m, std::uint64_t name, std::uint64_t v) {
+        return name == type::push_op ? model_push_back(m, v) : model_pop_back(m);
+    }
+    static model contents(const type& s) {
+        auto c = s.unsynchronized_contents();  // top first
+        return model(c.rbegin(), c.rend());
+    }
+    static std::string check(const type&) { return {}; }
+};
+
+struct queue_kind {
+    using type = dfc_queue<std::uint64_t, sync::spin_then_futex<>, recording_trace>;
+    static constexpr std::uint64_t names = 2;
+    static dfc_response run(type& s, unsigned tid, std::uint64_t name, std::uint64_t v) {
+        return name == type::enqueue_op ? ack_or_full(s.enqueue(tid, v)) : value_or_empty(s.dequeue(tid));
+    }
+    static dfc_response apply(model& m, std::uint64_t name, std::uint64_t v) {
+        return name == type::enqueue_op ? model_push_back(m, v) : model_pop_front(m);
+    }
+    static model contents(const type& s) {
+        auto c = s.unsynchronized_contents();
+        return model(c.begin(), c.end());
+    }
+    static std::string check(const type&) { return {}; }
+};
+
+struct deque_kind {
+    using type = dfc_deque<std::uint64_t, sync::spin_then_futex<>, recording_trace>;
+    static constexpr std::uint64_t names = 4;
+    static dfc_response run(type& s, unsigned tid, std::uint64_t name, std::uint64_t v) {
+        switch (name) {
+            case type::push_front_op: return ack_or_full(s.push_front(tid, v));
+            case type::pop_front_op: return value_or_empty(s.pop_front(tid));
+            case type::push_back_op: return ack_or_full(s.push_back(tid, v));
+            default: return value_or_empty(s.pop_back(tid));
+        }
+    }
+    static dfc_response apply(model& m, std::uint64_t name, std::uint64_t v) {
+        switch (name) {
+            case type::push_front_op: return model_push_front(m, v);
+            case type::pop_front_op: return model_pop_front(m);
+            case type::push_back_op: return model_push_back(m, v);
+            default: return model_pop_back(m);
+        }
+    }
+    static model contents(const type& s) {
+        auto c = s.unsynchronized_contents();
+        return model(c.begin(), c.end());
+    }
+    static std::string check(const type& s) { return s.unsynchronized_check(); }
+};
+
+bool is_push(std::uint64_t name) { return name % 2 == 1; }  // every kind: odd = push
+
+std::string op_text(unsigned t, std::uint64_t seq) {
+    return "thread " + std::to_string(t) + " op seq " + std::to_string(seq);
+}
+
+template <class Kind>
+class dfc_workload final : public sim::workload {
+    using container = typename Kind::type;
+
+public:
+    dfc_workload(pmem::pool& p, const sim::run_config& c)
+        : config_(c), progress_(c.threads), trace_(c.threads * c.ops_per_thread),
+          observed_(c.threads, std::vector<dfc_response>(c.ops_per_thread)),
+          s_(container::create(region(p, c), bytes(c), c.threads, {}, recording_trace{&trace_})) {}
+
+    static std::size_t bytes(const sim::run_config& c) { return container::required_bytes(c.threads, node_capacity(c)); }
+    static void* region(pmem::pool& p, const sim::run_config& c) { return p.root_bytes(bytes(c)); }
+
+    // Operation i of thread tid: (name, value), a function of (seed, tid, i).
+    std::pair<std::uint64_t, std::uint64_t> op_of(unsigned tid, std::uint64_t i) const {
+        const auto r = sim::mix(config_.seed, (std::uint64_t{tid} << 40) ^ i);
+        // Slightly more pushes than pops so the structure is usually non-empty.
+        std::uint64_t name = 1 + (r % Kind::names);
+        if (!is_push(name) && (r >> 20) % 8 == 0) name -= 1;
+        return {name, std::uint64_t{tid} << 32 | i};
+    }
+
+    void run_thread(unsigned tid) override {
+        for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
+            const auto [name, v] = op_of(tid, i);
+            progress_.begin(tid);
+            observed_[tid][i] = Kind::run(s_, tid, name, v);
+            progress_.end(tid);
+        }
+    }
+
+    const sim::op_progress& progress() const noexcept override { return progress_; }
+
+    void recover(pmem::pool& image) const override {
+        auto s = container::open(region(image, config_), bytes(config_));
+        s.recover();
+    }
+
+    std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
+        auto s = container::open(region(image, config_), bytes(config_));
+        s.recover();
+        if (auto problem = Kind::check(s); !problem.empty()) return "structure invalid: " + problem;
+        const model recovered = Kind::contents(s);
+        const unsigned threads = config_.threads;
+        std::vector<combining::dfc_recovered_op> rec(threads);
+        for (unsigned t = 0; t < threads; ++t) {
+            rec[t] = s.recover(t);
+            const auto k = at_crash[t].completed;
+            const auto& r = rec[t];
+            const bool pending = at_crash[t].pending;
+            if (!(r.seq == k || (pending && r.seq == k + 1)))
+                return "detectability: thread " + std::to_string(t) + " recovered seq " + std::to_string(r.seq) +
+                       " but " + std::to_string(k) + " operations returned" + (pending ? " (one pending)" : "");
+            if (r.seq == k && k > 0) {
+                if (!r.took_effect) return "detectability: " + op_text(t, k) + " returned but is reported as not taken";
+                if (!(r.response == observed_[t][k - 1]))
+                    return "detectability: " + op_text(t, k) + " recovered a response other than the one it returned";
+            }
+            if (r.seq > 0) {
+                const auto [name, v] = op_of(t, r.seq - 1);
+                if (r.name != name || (is_push(name) && r.param != v))
+                    return "detectability: " + op_text(t, r.seq) + " recovered with another name or parameter";
+            }
+        }
+        // Phases of the trace (consecutive entries with one epoch). In random mode the
+        // workers resume before verify() runs, so the trace may hold phases after the crash:
+        // the committed prefix is some cut between the last phase holding a returned
+        // operation and the first holding an operation recovery reports as not (yet) run.
+        const auto n = trace_.count.load(std::memory_order_acquire);
+        std::vector<std::size_t> phase_end;  // phase p = entries [phase_end[p-1], phase_end[p])
+        for (std::size_t i = 0; i < n; ++i)
+            if (i + 1 == n || trace_.entries[i + 1].epoch != trace_.entries[i].epoch) phase_end.push_back(i + 1);
+        std::size_t lo = 0, hi = phase_end.size();  // candidate cuts: number of committed phases
+        for (std::size_t p = 0, i = 0; p < phase_end.size(); ++p)
+            for (; i < phase_end[p]; ++i) {
+                const auto& e = trace_.entries[i];
+                if (e.seq <= at_crash[e.tid].completed) lo = p + 1;
+                const auto& r = rec[e.tid];
+                if ((e.seq > r.seq || (e.seq == r.seq && !r.took_effect)) && hi > p) hi = p;
+            }
+        if (lo > hi)
+            return "an operation that returned was applied after one that recovery lost (phases " +
+                   std::to_string(lo) + " > " + std::to_string(hi) + ")";
+        std::string first_problem;
+        for (std::size_t cut = hi + 1; cut-- > lo && hi - cut < 64;) {
+            auto problem = check_history(cut == 0 ? 0 : phase_end[cut - 1], rec, recovered, at_crash);
+            if (problem.empty()) return {};
+            if (first_problem.empty()) first_problem = std::move(problem);
+        }
+        return first_problem;
+    }
+
+private:
+    // The first `upto` trace entries are the committed phases.
+    std::string check_history(std::size_t upto, const std::vector<combining::dfc_recovered_op>& rec,
+                              const model& recovered, const sim::progress_snapshot& at_crash) const {
+        model m;
+        std::set<std::pair<unsigned, std::uint64_t>> seen;
+        for (std::size_t i = 0; i < upto; ++i) {
+            const auto& e = trace_.entries[i];
+            const auto& r = rec[e.tid];
+            if (!seen.insert({e.tid, e.seq}).second) return op_text(e.tid, e.seq) + " applied twice";
+            if (e.seq > r.seq) return op_text(e.tid, e.seq) + " is in a committed phase but recovery reports seq " + std::to_string(r.seq);
+            if (e.seq == r.seq && !(r.took_effect && r.response == e.response))
+                return op_text(e.tid, e.seq) + " is in a committed phase but recovery reports another outcome";
+            if (e.seq <= at_crash[e.tid].completed && !(observed_[e.tid][e.seq - 1] == e.response))
+                return op_text(e.tid, e.seq) + " returned a response other than the committed one";
+            if (e.response.status == dfc_status::full) continue;  // a push without effect
+            if (!(Kind::apply(m, e.name, e.param) == e.response))
+                return "the committed history is not sequential: entry " + std::to_string(i) + " (" + op_text(e.tid, e.seq) + ")";
+        }
+        std::vector<unsigned> rest;
+        for (unsigned t = 0; t < config_.threads; ++t) {
+            const auto last_in = rec[t].took_effect ? rec[t].seq : rec[t].seq - (rec[t].seq > 0);
+            for (std::uint64_t q = 1; q <= last_in; ++q) {
+                if (seen.count({t, q})) continue;
+                if (q <= at_crash[t].completed) return op_text(t, q) + " returned but is not in the recovered history";
+                if (q != rec[t].seq) return op_text(t, q) + " is missing";
+                rest.push_back(t);
+            }
+        }
+        // The operations executed by recovery: some order must explain their responses.
+        std::sort(rest.begin(), rest.end());
+        do {
+            model x = m;
+            bool ok = true;
+            for (unsigned t : rest)
+                if (rec[t].response.status != dfc_status::full && !(Kind::apply(x, rec[t].name, rec[t].param) == rec[t].response)) { ok = false; break; }
+            if (ok && x == recovered) return {};
+        } while (std::next_permutation(rest.begin(), rest.end()));
+        return "recovered " + std::to_string(recovered.size()) + " elements, which no linearization of the " +
+               std::to_string(upto) + " committed and " + std::to_string(rest.size()) + " recovered operations gives";
+    }
+
+    sim::run_config config_;
+    sim::op_progress progress_;
+    trace_log trace_;
+    std::vector<std::vector<dfc_response>> observed_;
+    container s_;
+};
+
+template <class Kind>
+class dfc_target final : public sim::target {
+public:
+    dfc_target(std::string name, std::string summary) : name_(std::move(name)), summary_(std::move(summary)) {}
+    std::string_view name() const override { return name_; }
+    std::string_view summary() const override { return summary_; }
+    std::uint64_t pool_size(const sim::run_config& c) const override {
+        const auto need = 4096 + dfc_workload<Kind>::bytes(c) + 4096;
+        return std::max<std::uint64_t>(64 * 1024, (need + 4095) / 4096 * 4096);
+    }
+    unsigned default_threads() const override { return 3; }
+    std::uint64_t default_ops_per_thread() const override { return 30; }
+    std::unique_ptr<sim::workload> prepare(pmem::pool& fresh, const sim::run_config& c) const override {
+        return std::make_unique<dfc_workload<Kind>>(fresh, c);
+    }
+
+private:
+    std::string name_, summary_;
+};
+
+}  // namespace
+
+void register_dfc_targets(sim::target_registry& r) {
+    r.add(std::make_unique<dfc_target<stack_kind>>(
+        "dfc-stack", "ferrite::dfc_stack (detectable flat combining, elimination): push/pop"));
+    r.add(std::make_unique<dfc_target<queue_kind>>(
+        "dfc-queue", "ferrite::dfc_queue (detectable flat combining): enqueue/dequeue"));
+    r.add(std::make_unique<dfc_target<deque_kind>>(
+        "dfc-deque", "ferrite::dfc_deque (detectable flat combining, elimination per side): both ends"));
+}
+
+}  // namespace ferrite::crash

@@ -1,0 +1,483 @@
+// ferrite/combining/dfc.hpp: DFC, detectable flat combining (the engine of dfc_stack,
+// dfc_queue and dfc_deque).
+//
+// Papers: M. Rusanovsky, H. Attiya, O. Ben-Baruch, T. Gerby, D. Hendler, P. Ramalhete,
+// "Flat-Combining-Based Persistent Data Structures for Non-Volatile Memory" (SSS 2021; the
+// stack, shared/papers/dfc-persistent-stack.txt = "003") and its extended version with the
+// queue and the deque ("004"). Notes and the list of defects: shared/notes/dfc.md.
+//
+// Algorithm. Every thread t (a stable id 0..N-1) owns a persistent record with two
+// announcement slots and a word `valid` (bit 0: the active slot; bit 1: "ready", the papers'
+// MSB). OP (alg. 1-18): write the inactive slot {status := BOTTOM, epoch, param, name, seq},
+// pwb + pfence; valid := slot (not ready), pwb + pfence; then set the ready bit (never written
+// back). Then wait for "my response is durable OR the combiner lock is free" (spin, then
+// futex: sync::futex_lock::wait_for). The lock holder runs one combining phase at cEpoch = c
+// (even): COLLECT every ready slot whose status is BOTTOM (stamping ann.epoch := c), let the
+// structure eliminate and apply the batch on a working copy of the roots (the structure
+// hooks, below), write the *inactive* root copy, pwb every collected announcement, every
+// node written and the inactive roots, ONE pfence; cEpoch := c+1, pwb, pfence; cEpoch := c+2
+// (never written back); release the lock. The active roots are roots[(cEpoch/2) % 2].
+// RECOVER (alg. 26-43): round an odd cEpoch up; rebuild the volatile node bitmap from the
+// nodes reachable from the active roots (garbage collection); for every thread set the
+// ready bit and re-arm (status := BOTTOM) an active announcement collected in the crashed
+// phase (ann.epoch == cEpoch); run one combining phase. Afterwards every announcement whose
+// `valid` was durable has a durable response.
+//
+// The structure supplies (see dfc_stack.hpp for a complete one):
+//   static constexpr unsigned root_count;                  // root words (<= 8)
+//   template <class Phase> static void combine(Phase& ph) noexcept;
+//       ph.ops(): the collected operations (tid order); ph.elimination(); ph.root(k);
+//       ph.node(n); ph.allocate() (0 = pool exhausted); ph.written(n) (node n must be
+//       written back before the commit); ph.free_after_commit(n); ph.respond(op, response)
+//       in LINEARIZATION ORDER (eliminated pairs first, then the order applied).
+//   template <class Visit> static void reachable(const std::uint64_t* roots, dfc_node* nodes,
+//       std::uint64_t capacity, Visit&& visit);
+//       calls visit(n) for every node of the active version (recovery GC); may repair
+//       links that no committed version reads; throws ferrite::error on a malformed list.
+// The engine owns the order collect -> structure -> pwb -> pfence -> cEpoch commit ->
+// publish, so every structure gets the fence order right by construction.
+//
+// Differences from the papers (each one a defect or hazard of shared/notes/dfc.md):
+//   * The response is {status, value}: BOTTOM (status 1) differs from 0 and from every
+//     value; a never-used slot has op name 0 ("none") and is never collected or re-armed
+//     (defect #2: with "all fields 0" the paper's recovery re-arms slots never used).
+//   * Every announcement carries a per-thread sequence number (seq = the active slot's + 1),
+//     so after a crash a thread can tell "my last operation" from "the one before" (#10):
+//     recovered(tid) reports the highest seq found in either slot and whether it is the
+//     active (durably announced, hence executed) one.
+//   * Waiting: a waiter returns only when its status is not BOTTOM *and* cEpoch >= the
+//     collecting epoch + 2 (read from its own announcement, behind the status). The papers
+//     wait for cEpoch >= opEpoch + 2 with opEpoch read before announcing; a late arrival
+//     collected by the *next* phase could then see its response while that phase is not yet
+//     durable and return too early (the crash campaigns find it at ~40% of crash points
+//     with the papers' rule). The late-arrival retry (alg. 44-50) is subsumed.
+//   * Frees are applied to the bitmap only after the phase's commit (#9, for every
+//     structure), so no node of the committed version is reused inside the phase that
+//     unlinks it.
+//   * Recovery does not write cEpoch back after rounding it up (alg. 30): a persisted odd
+//     value is rounded up the same way by every later recovery until a phase commits, and
+//     each commit writes the cEpoch line back itself. Flush mutation testing showed that
+//     write-back to be redundant (no crash point can tell it is missing).
+//   * A phase that collects nothing does not commit (no write-back, no fence, no epoch).
+//   * Dirty nodes are written back once per cache line (two nodes share a line).
+//   * The combiner lock is a sync::futex_lock (spin, then sleep: threads may outnumber
+//     cores); the recovery lock a mutex (recover() may be called by every thread or once).
+//
+// Crash consistency
+//   persistent: cEpoch, both root copies, every thread record, the nodes.
+//   volatile:   the combiner lock, the node bitmap, the combiner's scratch.
+//   LP: inside the combining phase, where the structure calls respond() (linearization
+//       order = the order of respond() calls of the phase).
+//   PP: the phase's commit, the pfence after cEpoch := c+1 is written back: from then on the
+//       new root copy is active and every response of the phase durable. A thread is
+//       released only after it (c+2 is visible only after c+1 persisted).
+//   Announcement: an operation whose `valid` write reached the media is executed exactly
+//   once: before the commit of the phase that collected it, recovery re-arms and
+//   re-executes it (epoch == cEpoch); after, its durable response stays. An operation whose
+//   `valid` did not reach the media is not executed, and recovered() says so (its slot is
+//   not the active one).
+//
+// Usage (exactly-once with the detectable API; see also docs/dfc.md):
+//
+//   auto s = ferrite::dfc_stack<std::uint64_t>::create(region, bytes, /*threads*/ 8);
+//   // thread t: before op k, durably note "about to run op with seq s.next_seq(t)"
+//   s.push(t, 42);
+//   // after a restart:
+//   auto s = ferrite::dfc_stack<std::uint64_t>::open(region, bytes);   // recovers
+//   auto r = s.recover(t);               // {seq, took_effect, response}
+//   if (r.seq == noted_seq && r.took_effect) use(r.response);   // done, exactly once
+//   else /* r.seq < noted_seq, or !took_effect */ redo();      // it never took effect
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ferrite/combining/dfc_layout.hpp"
+#include "ferrite/combining/dfc_node_pool.hpp"
+#include "ferrite/combining/publication.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/counters.hpp"
+#include "ferrite/pmem/primitives.hpp"
+#include "ferrite/sync/futex_lock.hpp"
+#include "ferrite/sync/wait_policy.hpp"
+
+namespace ferrite::combining {
+
+struct dfc_options {
+    bool elimination = true;  // pair opposite operations inside a phase (stack, deque)
+};
+
+// What recovered(tid) tells a thread about its latest operation.
+struct dfc_recovered_op {
+    std::uint64_t seq = 0;      // 0: the thread never announced an operation
+    bool took_effect = false;   // its announcement was durable: it was executed, exactly once
+    std::uint64_t name = 0;     // the structure's operation code
+    std::uint64_t param = 0;
+    dfc_response response;      // valid when took_effect
+};
+
+// One collected operation, as the structure's combine() sees it.
+struct dfc_op {
+    unsigned tid;
+    unsigned slot;
+    std::uint64_t name, param, seq;
+    bool answered;
+};
+
+// Trace policy (tests and crash targets): every response in linearization order, and the
+// end of each committed phase. Called by the combiner only.
+struct dfc_no_trace {
+    void respond(const dfc_op&, const dfc_response&, std::uint64_t /*epoch*/) noexcept {}
+    void phase_done(std::uint64_t /*epoch*/) noexcept {}
+};
+
+// Statistics: phases, operations, and the combiner's own persistence instructions (the
+// papers' "DFC" figures; the announcements' are the rest of "DFC-TOTAL").
+class dfc_stats {
+public:
+    void on_phase(std::size_t ops, const pmem::counters& c) noexcept {  // combiner only
+        bump(phases_, 1);
+        bump(ops_, ops);
+        bump(pwb_, c.pwb_lines);
+        bump(pfence_, c.pfences);
+    }
+    std::uint64_t phases() const noexcept { return phases_.load(std::memory_order_relaxed); }
+    std::uint64_t ops() const noexcept { return ops_.load(std::memory_order_relaxed); }
+    std::uint64_t combiner_pwbs() const noexcept { return pwb_.load(std::memory_order_relaxed); }
+    std::uint64_t combiner_pfences() const noexcept { return pfence_.load(std::memory_order_relaxed); }
+    double mean_batch_size() const noexcept {
+        const auto p = phases();
+        return p ? static_cast<double>(ops()) / static_cast<double>(p) : 0;
+    }
+
+private:
+    static void bump(std::atomic<std::uint64_t>& a, std::uint64_t n) noexcept {
+        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    std::atomic<std::uint64_t> phases_{0}, ops_{0}, pwb_{0}, pfence_{0};
+};
+
+template <class S, class WaitPolicy = sync::spin_then_futex<>, class Trace = dfc_no_trace>
+class dfc {
+    static_assert(S::root_count >= 1 && S::root_count <= dfc_max_roots,
+                  "a DFC structure has between 1 and 8 root words");
+
+public:
+    class phase;
+
+    // ---- constructors ----------------------------------------------------------------
+    // Bytes a region needs for `threads` threads and `capacity` nodes.
+    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
+        return dfc_region::bytes(threads, capacity);
+    }
+    // Format `bytes` bytes at `region` (64-byte aligned, zero-filled or not) for `threads`
+    // threads, with as many nodes as fit. Throws usage_error if nothing fits.
+    static dfc create(void* region, std::size_t bytes, unsigned threads, dfc_options o = {}, Trace tr = {}) {
+        check_region(region);
+        if (threads == 0) throw usage_error("dfc: at least one thread id is needed");
+        const auto cap = dfc_region::capacity_for(bytes, threads);
+        if (cap == 0)
+            throw usage_error("dfc: " + std::to_string(bytes) + " bytes hold no node for " + std::to_string(threads) +
+                              " threads; give at least " + std::to_string(required_bytes(threads, 64)));
+        auto r = dfc_region::at(region, threads);
+        // Everything but the header is zeroed and written back before the header's magic:
+        // a region whose magic is durable is a complete empty structure.
+        r.epoch->epoch.store(0, std::memory_order_relaxed);
+        for (auto* rc : {&r.roots[0], &r.roots[1]})
+            for (auto& w : rc->node) w.store(0, std::memory_order_relaxed);
+        for (unsigned t = 0; t < threads; ++t) {
+            auto& rec = r.threads[t];
+            rec.valid.store(0, std::memory_order_relaxed);
+            for (auto& a : rec.ann) {
+                a.status.store(0, std::memory_order_relaxed);
+                a.value.store(0, std::memory_order_relaxed);
+                a.epoch.store(0, std::memory_order_relaxed);
+                a.param.store(0, std::memory_order_relaxed);
+                a.name.store(dfc_none_op, std::memory_order_relaxed);
+                a.seq.store(0, std::memory_order_relaxed);
+            }
+        }
+        pmem::pwb_range(r.epoch, static_cast<std::size_t>(reinterpret_cast<std::byte*>(r.nodes) -
+                                                          reinterpret_cast<std::byte*>(r.epoch)));
+        pmem::pfence();
+        r.header->threads = threads;
+        r.header->capacity = cap;
+        r.header->roots = S::root_count;
+        r.header->magic = dfc_magic;  // PP: create's commit point
+        pmem::pwb(r.header);
+        pmem::pfence();
+        dfc d(r, o, std::move(tr));
+        d.v_->recovered = true;  // nothing to recover: every node is free
+        return d;
+    }
+    // Open a region formatted by create() and recover it (recover(): restartable; throws
+    // ferrite::error if the structure's lists are malformed). Then recovered(tid) tells each
+    // thread what became of its latest operation.
+    static dfc open(void* region, std::size_t bytes, dfc_options o = {}, Trace t = {}) {
+        check_region(region);
+        const auto* h = static_cast<const dfc_header*>(region);
+        if (bytes < sizeof(dfc_header) || h->magic != dfc_magic)
+            throw error("dfc: no DFC structure at this region (bad magic); create one first");
+        if (h->roots != S::root_count)
+            throw error("dfc: the region holds a structure of another kind (" + std::to_string(h->roots) +
+                        " roots, this one has " + std::to_string(S::root_count) + ")");
+        if (h->threads == 0 || dfc_region::bytes(h->threads, h->capacity) > bytes)
+            throw error("dfc: the region is smaller than the structure it holds (truncated?)");
+        dfc d(dfc_region::at(region, h->threads), o, std::move(t));
+        d.recover();
+        return d;
+    }
+
+    dfc(dfc&&) noexcept = default;
+    dfc& operator=(dfc&&) noexcept = default;
+
+    // ---- operations ------------------------------------------------------------------
+    // Announce operation `name` (>= 1) with `param` as thread `tid` and return its response
+    // once it is durable. Each tid must be used by one thread at a time.
+    dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) noexcept {
+        auto& rec = r_.threads[tid];
+        const std::uint64_t v = rec.valid.load(std::memory_order_relaxed);
+        const unsigned slot = 1 - static_cast<unsigned>(v & 1);
+        auto& a = rec.ann[slot];
+        const std::uint64_t seq = rec.ann[v & 1].seq.load(std::memory_order_relaxed) + 1;
+        std::uint64_t e = r_.epoch->epoch.load(std::memory_order_acquire);
+        e += e & 1;
+        a.status.store(static_cast<std::uint64_t>(dfc_status::bottom), std::memory_order_relaxed);
+        a.value.store(0, std::memory_order_relaxed);
+        a.epoch.store(e, std::memory_order_relaxed);
+        a.param.store(param, std::memory_order_relaxed);
+        a.name.store(name, std::memory_order_relaxed);
+        a.seq.store(seq, std::memory_order_relaxed);  // last: a durable seq means a durable slot
+        pmem::pwb(&a);
+        pmem::pfence();  // the slot is durable before `valid` can point at it
+        rec.valid.store(slot, std::memory_order_release);
+        pmem::pwb(&rec.valid);
+        pmem::pfence();  // PP (announcement): from here the operation will be executed exactly once
+        rec.valid.store(slot | dfc_ready_bit, std::memory_order_release);  // collectable
+
+        const auto done = [&] {
+            if (a.status.load(std::memory_order_acquire) == static_cast<std::uint64_t>(dfc_status::bottom))
+                return false;
+            // The collecting phase is durable once cEpoch moved two past it.
+            return r_.epoch->epoch.load(std::memory_order_acquire) >= a.epoch.load(std::memory_order_relaxed) + 2;
+        };
+        if (v_->lock.wait_for(done)) {
+            // Holding the lock: a non-BOTTOM status was answered by a finished phase.
+            if (a.status.load(std::memory_order_acquire) == static_cast<std::uint64_t>(dfc_status::bottom))
+                combine_locked();
+            v_->lock.unlock();
+        }
+        return {static_cast<dfc_status>(a.status.load(std::memory_order_acquire)),
+                a.value.load(std::memory_order_relaxed)};
+    }
+
+    // The seq the next operation of `tid` will carry (for callers that log it first).
+    std::uint64_t next_seq(unsigned tid) const noexcept {
+        const auto& rec = r_.threads[tid];
+        return rec.ann[rec.valid.load(std::memory_order_relaxed) & 1].seq.load(std::memory_order_relaxed) + 1;
+    }
+
+    // ---- recovery --------------------------------------------------------------------
+    // Finish the crashed phase (if any), rebuild the node bitmap, execute every durably
+    // announced operation. open() calls it; later calls return at once (any number of
+    // threads may call it: the first does the work, the others wait, the papers' rLock).
+    // Restartable after a crash inside it. Throws ferrite::error on malformed lists.
+    void recover() {
+        std::lock_guard guard(v_->recovery);
+        if (v_->recovered) return;
+        std::uint64_t c = r_.epoch->epoch.load(std::memory_order_relaxed);
+        if (c & 1) {
+            // The phase c-1 committed (c was persisted after its pfence). No write-back:
+            // see the header (every later recovery rounds the same way; a commit writes the
+            // line back itself).
+            ++c;
+            r_.epoch->epoch.store(c, std::memory_order_relaxed);
+        }
+        collect_garbage(c);
+        const auto threads = r_.header->threads;
+        for (std::uint64_t t = 0; t < threads; ++t) {
+            auto& rec = r_.threads[t];
+            const std::uint64_t s = rec.valid.load(std::memory_order_relaxed) & 1;
+            auto& a = rec.ann[s];
+            if (a.name.load(std::memory_order_relaxed) == dfc_none_op) continue;  // never used (#2)
+            if (a.epoch.load(std::memory_order_relaxed) == c)  // collected by the crashed phase
+                a.status.store(static_cast<std::uint64_t>(dfc_status::bottom), std::memory_order_relaxed);
+            rec.valid.store(s | dfc_ready_bit, std::memory_order_relaxed);
+        }
+        v_->lock.lock();
+        combine_locked();
+        v_->lock.unlock();
+        v_->recovered = true;
+    }
+
+    // What thread `tid` needs to know about its latest operation (call after recover()).
+    dfc_recovered_op recovered(unsigned tid) const noexcept {
+        const auto& rec = r_.threads[tid];
+        const unsigned active = static_cast<unsigned>(rec.valid.load(std::memory_order_acquire) & 1);
+        unsigned best = active;
+        const auto seq_of = [&](unsigned s) {
+            return rec.ann[s].name.load(std::memory_order_relaxed) == dfc_none_op
+                       ? 0
+                       : rec.ann[s].seq.load(std::memory_order_relaxed);
+        };
+        if (seq_of(1 - active) > seq_of(active)) best = 1 - active;
+        const auto& a = rec.ann[best];
+        dfc_recovered_op out;
+        out.seq = seq_of(best);
+        if (out.seq == 0) return out;
+        out.name = a.name.load(std::memory_order_relaxed);
+        out.param = a.param.load(std::memory_order_relaxed);
+        const auto st = static_cast<dfc_status>(a.status.load(std::memory_order_acquire));
+        out.took_effect = best == active && st != dfc_status::bottom && st != dfc_status::none;
+        if (out.took_effect) out.response = {st, a.value.load(std::memory_order_relaxed)};
+        return out;
+    }
+
+    // ---- observers (quiescent use: tests, checkers, tools) -----------------------------
+    unsigned threads() const noexcept { return static_cast<unsigned>(r_.header->threads); }
+    std::uint64_t capacity() const noexcept { return r_.header->capacity; }
+    std::uint64_t epoch() const noexcept { return r_.epoch->epoch.load(std::memory_order_acquire); }
+    std::uint64_t root(unsigned k) const noexcept {
+        return r_.roots[(epoch() / 2) % 2].node[k].load(std::memory_order_acquire);
+    }
+    const dfc_node& node(std::uint64_t n) const noexcept { return r_.nodes[n]; }
+    std::uint64_t nodes_in_use() const noexcept { return v_->bitmap.used(); }
+    const node_bitmap& bitmap() const noexcept { return v_->bitmap; }
+    const dfc_stats& stats() const noexcept { return v_->stats; }
+    const dfc_options& options() const noexcept { return v_->options; }
+    Trace& trace() noexcept { return v_->trace; }
+
+    // The view of one combining phase given to the structure's combine().
+    class phase {
+    public:
+        std::span<dfc_op> ops() noexcept { return d_.v_->ops; }
+        bool elimination() const noexcept { return d_.v_->options.elimination; }
+        std::uint64_t& root(unsigned k) noexcept { return d_.v_->work_roots[k]; }
+        dfc_node& node(std::uint64_t n) noexcept { return d_.r_.nodes[n]; }
+        // A free node (its contents are garbage), or 0 if the pool is exhausted.
+        std::uint64_t allocate() noexcept { return d_.v_->bitmap.allocate(); }
+        // Node n was written and is part of the new version: write it back before the commit.
+        void written(std::uint64_t n) { d_.v_->dirty.push_back(n); }
+        // Node n left the structure: reusable after this phase commits (#9).
+        void free_after_commit(std::uint64_t n) { d_.v_->freed.push_back(n); }
+        // LP: the response of `op`; calls come in linearization order.
+        void respond(dfc_op& op, dfc_response r) noexcept {
+            auto& a = d_.r_.threads[op.tid].ann[op.slot];
+            a.value.store(r.value, std::memory_order_relaxed);
+            a.status.store(static_cast<std::uint64_t>(r.status), std::memory_order_release);
+            op.answered = true;
+            d_.v_->trace.respond(op, r, d_.v_->phase_epoch);
+        }
+
+    private:
+        friend class dfc;
+        explicit phase(dfc& d) noexcept : d_(d) {}
+        dfc& d_;
+    };
+
+private:
+    struct volatile_state {
+        alignas(line) sync::futex_lock<WaitPolicy> lock;  // cLock
+        alignas(line) std::mutex recovery;                // rLock
+        bool recovered = false;
+        dfc_options options;
+        Trace trace;
+        node_bitmap bitmap;
+        std::uint64_t phase_epoch = 0;
+        std::uint64_t work_roots[dfc_max_roots] = {};
+        std::vector<dfc_op> ops;  // combiner's scratch
+        std::vector<std::uint64_t> dirty, freed;
+        std::vector<const void*> lines;
+        dfc_stats stats;
+    };
+
+    dfc(dfc_region r, dfc_options o, Trace t) : r_(r), v_(std::make_unique<volatile_state>()) {
+        v_->options = o;
+        v_->trace = std::move(t);
+        v_->bitmap.reset_all_free(r.header->capacity);
+        v_->ops.reserve(r.header->threads);
+    }
+
+    static void check_region(void* region) {
+        if (region == nullptr || reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
+            throw usage_error("dfc: the region must be 64-byte aligned (e.g. a pool root)");
+    }
+
+    // Recovery's garbage collection: every node reachable from the active roots is in use.
+    void collect_garbage(std::uint64_t c) {
+        auto& bm = v_->bitmap;
+        const auto cap = r_.header->capacity;
+        bm.reset_all_free(cap);
+        std::uint64_t roots[dfc_max_roots];
+        for (unsigned k = 0; k < S::root_count; ++k)
+            roots[k] = r_.roots[(c / 2) % 2].node[k].load(std::memory_order_relaxed);
+        S::reachable(roots, r_.nodes, cap, [&](std::uint64_t n) {
+            if (n == 0 || n > cap) throw error("dfc recovery: a link points outside the node pool");
+            if (!bm.is_free(n)) throw error("dfc recovery: a node is reachable twice (cycle)");
+            bm.take(n);
+        });
+    }
+
+    // One combining phase (alg. 51-85 with REDUCE's collection). Holds the combiner lock.
+    void combine_locked() noexcept {
+        auto& v = *v_;
+        const auto before = pmem::thread_counters();
+        const std::uint64_t c = r_.epoch->epoch.load(std::memory_order_relaxed);  // even
+        v.phase_epoch = c;
+        v.ops.clear();
+        const auto threads = static_cast<unsigned>(r_.header->threads);
+        for (unsigned t = 0; t < threads; ++t) {  // COLLECT (alg. 88-101)
+            auto& rec = r_.threads[t];
+            const std::uint64_t vw = rec.valid.load(std::memory_order_acquire);
+            if (!(vw & dfc_ready_bit)) continue;
+            const auto s = static_cast<unsigned>(vw & 1);
+            auto& a = rec.ann[s];
+            const auto name = a.name.load(std::memory_order_relaxed);
+            if (name == dfc_none_op) continue;
+            if (a.status.load(std::memory_order_relaxed) != static_cast<std::uint64_t>(dfc_status::bottom)) continue;
+            a.epoch.store(c, std::memory_order_relaxed);  // before any response: same line (003:L299)
+            v.ops.push_back({t, s, name, a.param.load(std::memory_order_relaxed),
+                             a.seq.load(std::memory_order_relaxed), false});
+        }
+        if (v.ops.empty()) return;
+        const unsigned active = static_cast<unsigned>((c / 2) % 2);
+        for (unsigned k = 0; k < S::root_count; ++k)
+            v.work_roots[k] = r_.roots[active].node[k].load(std::memory_order_relaxed);
+        v.dirty.clear();
+        v.freed.clear();
+        phase ph(*this);
+        S::combine(ph);  // LP: every respond() in it
+        auto& next = r_.roots[1 - active];
+        for (unsigned k = 0; k < S::root_count; ++k) next.node[k].store(v.work_roots[k], std::memory_order_relaxed);
+
+        for (const auto& op : v.ops) pmem::pwb(&r_.threads[op.tid].ann[op.slot]);
+        v.lines.clear();
+        for (auto n : v.dirty)  // two nodes share a line: write each line back once
+            v.lines.push_back(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(&r_.nodes[n]) &
+                                                            ~std::uintptr_t{pmem::cache_line_size - 1}));
+        std::sort(v.lines.begin(), v.lines.end());
+        v.lines.erase(std::unique(v.lines.begin(), v.lines.end()), v.lines.end());
+        for (const void* l : v.lines) pmem::pwb(l);
+        pmem::pwb(&next);
+        pmem::pfence();  // responses, nodes and the new roots are durable before the commit
+        r_.epoch->epoch.store(c + 1, std::memory_order_release);
+        pmem::pwb(&r_.epoch->epoch);
+        pmem::pfence();  // PP: the phase's commit point (the new roots are active)
+        r_.epoch->epoch.store(c + 2, std::memory_order_release);  // releases the waiters
+        for (auto n : v.freed) v.bitmap.release(n);
+        v.trace.phase_done(c);
+        v.stats.on_phase(v.ops.size(), pmem::thread_counters() - before);
+    }
+
+    dfc_region r_;
+    std::unique_ptr<volatile_state> v_;
+};
+
+}  // namespace ferrite::combining

@@ -1,0 +1,235 @@
+// ferrite/containers/dfc_deque.hpp: ferrite::dfc_deque<T>, the detectable persistent
+// double-ended queue of DFC (detectable flat combining), with elimination per side.
+//
+// Paper: Rusanovsky et al., extended version ("004", Alg. 4-5; notes: shared/notes/dfc.md).
+// Engine: combining::dfc (ferrite/combining/dfc.hpp); this header supplies the deque's phase.
+// Nodes {param, next (towards the rear), prev (towards the front)}; two root words: head
+// (front), tail (rear).
+//
+// Phase: eliminate push_front/pop_front pairs and push_back/pop_back pairs separately; then,
+// per side, the surplus PUSHES FIRST and then the surplus pops: front pushes, front pops,
+// rear pushes, rear pops (each in thread-id order). Front push: node {param, next = head,
+// prev = 0}, head.prev := node. Rear push: node {param, next = 0, prev = tail},
+// tail.next := node. Pops unlink at their end; freed nodes wait for the commit.
+//
+// Differences from the paper (004's pseudocode, shared/notes/dfc.md):
+//   * #5: pushFront lacks head.prev := node; pushRear writes the node back before node.prev
+//     is written. Here every link is written first; all write-backs happen at the commit.
+//   * #6: popRear frees tempHead (never assigned) and the commit writes bot := head: here
+//     popRear frees the popped tail and the tail root gets the tail.
+//   * #7: Reduce starts its counters at -1 (a phantom surplus pop on an empty side) and
+//     returns (Rear, Front) where the caller expects (Front, Rear): here each side's lists
+//     are explicit and nothing is counted.
+//   * #8: committed nodes are modified in place. Invariant: no committed version reads its
+//     head's `prev` or its tail's `next` (traversals stop at the ends), and a phase writes
+//     a committed node only there: pushes run before pops on each side, so a front push
+//     only ever writes the committed head's prev and a rear push the current tail's next,
+//     which is the committed tail or a node of this phase. (Pops then pushes on one side,
+//     possible without elimination, would write the prev of a committed *interior* node.)
+//     Recovery's GC walks head -> tail, checks every prev link, and clears head.prev and
+//     tail.next (fields nothing reads: no write-back needed).
+//   * #9: a node freed by a pop can be reused by a push of the same phase in the paper; a
+//     crash before the commit then corrupts the committed version. The engine frees only
+//     after the commit (dfc.hpp).
+//
+// Crash consistency: as dfc_queue. LP: respond() (eliminated pairs, then the order above).
+// PP: the engine's commit. Detectable usage: as dfc_stack (dfc_stack.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferrite/containers/dfc_stack.hpp"
+
+namespace ferrite {
+
+template <class T, class WaitPolicy = sync::spin_then_futex<>, class Trace = combining::dfc_no_trace>
+class dfc_deque {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
+                  "dfc_deque stores elements in a 64-bit node word: use a trivially copyable type "
+                  "of at most 8 bytes (store an offset or an index for bigger ones)");
+
+public:
+    using value_type = T;
+    enum : std::uint64_t { push_front_op = 1, pop_front_op = 2, push_back_op = 3, pop_back_op = 4 };
+
+    struct structure {
+        static constexpr unsigned root_count = 2;  // head (front), tail (rear)
+
+        template <class Phase>
+        static void combine(Phase& ph) noexcept {
+            using combining::dfc_status;
+            namespace d = containers::dfc_detail;
+            auto &pf = d::tls_list_a, &qf = d::tls_list_b, &pb = d::tls_list_c, &qb = d::tls_list_d;
+            pf.clear(), qf.clear(), pb.clear(), qb.clear();
+            for (auto& op : ph.ops()) {
+                switch (op.name) {
+                    case push_front_op: pf.push_back(&op); break;
+                    case pop_front_op: qf.push_back(&op); break;
+                    case push_back_op: pb.push_back(&op); break;
+                    default: qb.push_back(&op); break;
+                }
+            }
+            // LP: each respond() (eliminated pairs first), in call order; PP: the engine's commit.
+            if (ph.elimination()) {
+                d::eliminate(ph, pf, qf);
+                d::eliminate(ph, pb, qb);
+            }
+            std::uint64_t head = ph.root(0), tail = ph.root(1);
+            for (auto* op : pf) {
+                const std::uint64_t n = ph.allocate();
+                if (n == 0) {
+                    ph.respond(*op, {dfc_status::full, 0});
+                    continue;
+                }
+                auto& node = ph.node(n);
+                node.param = op->param;
+                node.next = head;
+                node.prev = 0;
+                if (head == 0) {
+                    tail = n;
+                } else {
+                    ph.node(head).prev = n;  // the committed head's prev: never read by it
+                    ph.written(head);
+                }
+                ph.written(n);
+                head = n;
+                ph.respond(*op, {dfc_status::ack, 0});
+            }
+            for (auto* op : qf) {
+                if (head == 0) {
+                    ph.respond(*op, {dfc_status::empty, 0});
+                    continue;
+                }
+                ph.respond(*op, {dfc_status::value, ph.node(head).param});
+                ph.free_after_commit(head);
+                if (head == tail)
+                    head = tail = 0;
+                else
+                    head = ph.node(head).next;
+            }
+            for (auto* op : pb) {
+                const std::uint64_t n = ph.allocate();
+                if (n == 0) {
+                    ph.respond(*op, {dfc_status::full, 0});
+                    continue;
+                }
+                auto& node = ph.node(n);
+                node.param = op->param;
+                node.next = 0;
+                node.prev = tail;
+                if (tail == 0) {
+                    head = n;
+                } else {
+                    ph.node(tail).next = n;  // the committed tail's next: never read by it
+                    ph.written(tail);
+                }
+                ph.written(n);
+                tail = n;
+                ph.respond(*op, {dfc_status::ack, 0});
+            }
+            for (auto* op : qb) {
+                if (tail == 0) {
+                    ph.respond(*op, {dfc_status::empty, 0});
+                    continue;
+                }
+                ph.respond(*op, {dfc_status::value, ph.node(tail).param});
+                ph.free_after_commit(tail);
+                if (head == tail)
+                    head = tail = 0;
+                else
+                    tail = ph.node(tail).prev;
+            }
+            ph.root(0) = head;
+            ph.root(1) = tail;
+        }
+
+        template <class Visit>
+        static void reachable(const std::uint64_t* roots, combining::dfc_node* nodes, std::uint64_t, Visit&& visit) {
+            const std::uint64_t head = roots[0], tail = roots[1];
+            if ((head == 0) != (tail == 0)) throw error("dfc_deque recovery: head and tail disagree on emptiness");
+            std::uint64_t prev = 0;
+            for (std::uint64_t n = head; n != 0; prev = n, n = nodes[n].next) {
+                visit(n);  // checks the range and cycles before nodes[n] is read
+                if (prev != 0 && nodes[n].prev != prev)
+                    throw error("dfc_deque recovery: a prev link does not mirror its next link");
+                if (n == tail) {
+                    nodes[head].prev = 0;  // repairs (#8): fields no committed version reads
+                    nodes[n].next = 0;
+                    return;
+                }
+            }
+            if (head != 0) throw error("dfc_deque recovery: the tail is not reachable from the head");
+        }
+    };
+
+    using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
+    using recovered_op = combining::dfc_recovered_op;
+    // The same deque with another wait policy (e.g. sync::pure_spin for the no-futex ablation).
+    template <class W>
+    using rebind_wait = dfc_deque<T, W, Trace>;
+
+    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
+        return engine_type::required_bytes(threads, capacity);
+    }
+    static dfc_deque create(void* region, std::size_t bytes, unsigned threads, combining::dfc_options o = {},
+                            Trace t = {}) {
+        return dfc_deque(engine_type::create(region, bytes, threads, o, std::move(t)));
+    }
+    static dfc_deque open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
+        return dfc_deque(engine_type::open(region, bytes, o, std::move(t)));
+    }
+
+    bool push_front(unsigned tid, const T& v) noexcept { return push(tid, push_front_op, v); }
+    bool push_back(unsigned tid, const T& v) noexcept { return push(tid, push_back_op, v); }
+    std::optional<T> pop_front(unsigned tid) noexcept { return pop(tid, pop_front_op); }
+    std::optional<T> pop_back(unsigned tid) noexcept { return pop(tid, pop_back_op); }
+
+    void recover() { e_.recover(); }
+    recovered_op recover(unsigned tid) {
+        e_.recover();
+        return e_.recovered(tid);
+    }
+    std::uint64_t next_seq(unsigned tid) const noexcept { return e_.next_seq(tid); }
+
+    // Elements from the front to the rear.
+    std::vector<T> unsynchronized_contents() const {
+        std::vector<T> out;
+        const std::uint64_t tail = e_.root(1);
+        for (std::uint64_t n = e_.root(0); n != 0 && out.size() <= e_.capacity(); n = e_.node(n).next) {
+            out.push_back(containers::dfc_detail::from_word<T>(e_.node(n).param));
+            if (n == tail) break;
+        }
+        return out;
+    }
+    // Empty if the links are consistent (next and prev mirror each other between the ends).
+    std::string unsynchronized_check() const {
+        const std::uint64_t head = e_.root(0), tail = e_.root(1);
+        if ((head == 0) != (tail == 0)) return "head and tail disagree on emptiness";
+        std::uint64_t steps = 0;
+        for (std::uint64_t n = head, prev = 0; n != 0; prev = n, n = e_.node(n).next) {
+            if (n > e_.capacity() || ++steps > e_.capacity()) return "a link leaves the node pool or cycles";
+            if (prev != 0 && e_.node(n).prev != prev) return "a prev link does not mirror its next link";
+            if (n == tail) return {};
+        }
+        return head == 0 ? std::string() : "the tail is not reachable from the head";
+    }
+    engine_type& engine() noexcept { return e_; }
+    const engine_type& engine() const noexcept { return e_; }
+    double mean_batch_size() const noexcept { return e_.stats().mean_batch_size(); }
+
+private:
+    explicit dfc_deque(engine_type e) : e_(std::move(e)) {}
+    bool push(unsigned tid, std::uint64_t name, const T& v) noexcept {
+        return e_.apply(tid, name, containers::dfc_detail::to_word(v)).status == combining::dfc_status::ack;
+    }
+    std::optional<T> pop(unsigned tid, std::uint64_t name) noexcept {
+        const auto r = e_.apply(tid, name, 0);
+        if (r.status != combining::dfc_status::value) return std::nullopt;
+        return containers::dfc_detail::from_word<T>(r.value);
+    }
+    engine_type e_;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,165 @@
+// ferrite/containers/dfc_queue.hpp: ferrite::dfc_queue<T>, the detectable persistent FIFO
+// queue of DFC (detectable flat combining).
+//
+// Paper: Rusanovsky et al., extended version with queue and deque ("004", appendix, Alg. 3;
+// shared/papers/dfc-persistent-stack-queue-deque.txt; notes: shared/notes/dfc.md). Engine:
+// combining::dfc (ferrite/combining/dfc.hpp); this header supplies the queue's phase.
+//
+// Phase: no elimination (an enqueue and a dequeue of one phase do not cancel in a FIFO
+// queue unless it is empty). All enqueues, then all dequeues, in thread-id order. Enqueue:
+// a fresh node {param, next = 0}; if the queue is empty head := node, else tail.next := node
+// and the OLD TAIL is written back too (it is part of the new version); tail := node.
+// Dequeue: answer head.param, head := head.next (head == tail: both := 0); the node is freed
+// after the commit. Two root words: head, tail, in the inactive copy as usual.
+//
+// Differences from the paper (004's pseudocode, shared/notes/dfc.md):
+//   * #3: 004's Collect returns the last index and Combine reads it as a count, so a lone
+//     enqueue is never applied: here the hooks iterate over the collected operations.
+//   * #4: 004 never links tail.next := node (nor head := node on an empty queue) and never
+//     writes the old tail back: both are done here.
+//   * #8: the old tail is modified in place, although it belongs to the committed version.
+//     Invariant that makes this safe: no committed version ever reads its tail's `next`
+//     (traversals stop AT the tail), so the in-place write is invisible to the committed
+//     version if the phase crashes; recovery's GC walks head -> tail and clears tail.next
+//     (a repair of a field nothing reads: no write-back needed).
+//
+// Crash consistency: nodes of the committed version are never written except tail.next
+// (above); frees wait for the commit (dfc.hpp), so no committed node is reused by the phase
+// that unlinks it. LP: respond() (enqueues, then dequeues, in thread order). PP: the engine's
+// commit.
+//
+// Detectable usage: as dfc_stack (dfc_stack.hpp): enqueue/dequeue, then after a crash
+// open(), recover(tid) -> {seq, took_effect, response}.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferrite/containers/dfc_stack.hpp"
+
+namespace ferrite {
+
+template <class T, class WaitPolicy = sync::spin_then_futex<>, class Trace = combining::dfc_no_trace>
+class dfc_queue {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
+                  "dfc_queue stores elements in a 64-bit node word: use a trivially copyable type "
+                  "of at most 8 bytes (store an offset or an index for bigger ones)");
+
+public:
+    using value_type = T;
+    enum : std::uint64_t { enqueue_op = 1, dequeue_op = 2 };
+
+    struct structure {
+        static constexpr unsigned root_count = 2;  // head, tail
+
+        template <class Phase>
+        static void combine(Phase& ph) noexcept {
+            std::uint64_t head = ph.root(0), tail = ph.root(1);
+            // LP: each respond() below, in call order (the engine's commit is the PP).
+            for (auto& op : ph.ops()) {  // all enqueues first
+                if (op.name != enqueue_op) continue;
+                const std::uint64_t n = ph.allocate();
+                if (n == 0) {
+                    ph.respond(op, {combining::dfc_status::full, 0});
+                    continue;
+                }
+                auto& node = ph.node(n);
+                node.param = op.param;
+                node.next = 0;
+                ph.written(n);
+                if (tail == 0) {
+                    head = n;
+                } else {
+                    ph.node(tail).next = n;  // in place: the committed version never reads it
+                    ph.written(tail);
+                }
+                tail = n;
+                ph.respond(op, {combining::dfc_status::ack, 0});
+            }
+            for (auto& op : ph.ops()) {
+                if (op.name != dequeue_op) continue;
+                if (head == 0) {
+                    ph.respond(op, {combining::dfc_status::empty, 0});
+                    continue;
+                }
+                ph.respond(op, {combining::dfc_status::value, ph.node(head).param});
+                ph.free_after_commit(head);
+                if (head == tail)
+                    head = tail = 0;
+                else
+                    head = ph.node(head).next;
+            }
+            ph.root(0) = head;
+            ph.root(1) = tail;
+        }
+
+        template <class Visit>
+        static void reachable(const std::uint64_t* roots, combining::dfc_node* nodes, std::uint64_t, Visit&& visit) {
+            const std::uint64_t head = roots[0], tail = roots[1];
+            if ((head == 0) != (tail == 0)) throw error("dfc_queue recovery: head and tail disagree on emptiness");
+            for (std::uint64_t n = head; n != 0; n = nodes[n].next) {
+                visit(n);  // checks the range and cycles before nodes[n] is read
+                if (n == tail) {
+                    nodes[n].next = 0;  // repair (#8): a crashed phase may have linked past the tail
+                    return;
+                }
+            }
+            if (head != 0) throw error("dfc_queue recovery: the tail is not reachable from the head");
+        }
+    };
+
+    using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
+    using recovered_op = combining::dfc_recovered_op;
+    // The same queue with another wait policy (e.g. sync::pure_spin for the no-futex ablation).
+    template <class W>
+    using rebind_wait = dfc_queue<T, W, Trace>;
+
+    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
+        return engine_type::required_bytes(threads, capacity);
+    }
+    static dfc_queue create(void* region, std::size_t bytes, unsigned threads, combining::dfc_options o = {},
+                            Trace t = {}) {
+        return dfc_queue(engine_type::create(region, bytes, threads, o, std::move(t)));
+    }
+    static dfc_queue open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
+        return dfc_queue(engine_type::open(region, bytes, o, std::move(t)));
+    }
+
+    // False if the node pool is exhausted (nothing was enqueued).
+    bool enqueue(unsigned tid, const T& v) noexcept {
+        return e_.apply(tid, enqueue_op, containers::dfc_detail::to_word(v)).status == combining::dfc_status::ack;
+    }
+    std::optional<T> dequeue(unsigned tid) noexcept {
+        const auto r = e_.apply(tid, dequeue_op, 0);
+        if (r.status != combining::dfc_status::value) return std::nullopt;
+        return containers::dfc_detail::from_word<T>(r.value);
+    }
+
+    void recover() { e_.recover(); }
+    recovered_op recover(unsigned tid) {
+        e_.recover();
+        return e_.recovered(tid);
+    }
+    std::uint64_t next_seq(unsigned tid) const noexcept { return e_.next_seq(tid); }
+
+    // Elements from the head (next to dequeue) to the tail.
+    std::vector<T> unsynchronized_contents() const {
+        std::vector<T> out;
+        const std::uint64_t tail = e_.root(1);
+        for (std::uint64_t n = e_.root(0); n != 0 && out.size() <= e_.capacity(); n = e_.node(n).next) {
+            out.push_back(containers::dfc_detail::from_word<T>(e_.node(n).param));
+            if (n == tail) break;
+        }
+        return out;
+    }
+    engine_type& engine() noexcept { return e_; }
+    const engine_type& engine() const noexcept { return e_; }
+    double mean_batch_size() const noexcept { return e_.stats().mean_batch_size(); }
+
+private:
+    explicit dfc_queue(engine_type e) : e_(std::move(e)) {}
+    engine_type e_;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,196 @@
+// ferrite/containers/dfc_stack.hpp: ferrite::dfc_stack<T>, the detectable persistent stack
+// of DFC (detectable flat combining), with push/pop elimination.
+//
+// Paper: Rusanovsky et al., DFC stack (shared/papers/dfc-persistent-stack.txt, alg. 51-113;
+// notes: shared/notes/dfc.md). The engine (announcements, epochs, the two root copies,
+// recovery) is combining::dfc (ferrite/combining/dfc.hpp); this header is the stack's part:
+// REDUCE's elimination and COMBINE's push/pop application on a linked list of pool nodes.
+//
+// Phase (the structure hook): pair pushes with pops (each pair: push -> ACK, pop -> the
+// pushed value; the list is untouched), then apply the surplus: pushes link fresh nodes
+// {param, next = head} (each written back before the commit), pops unlink from the head
+// (the node is freed only after the commit). One root word: top.
+//
+// Differences from the paper: T is any trivially copyable type of at most 8 bytes (stored in
+// the node's 64-bit param); a push into an exhausted node pool answers `full` (push returns
+// false) instead of failing; elimination can be switched off (dfc_options) for ablations.
+//
+// Crash consistency: only new nodes are written (never a node of the committed version),
+// and top is written to the *inactive* root copy, so a crash before the phase's commit
+// leaves the committed stack intact; recovery's GC walks top -> next from the active copy.
+// LP: the respond() of each operation (eliminated pairs first, push then pop, then the
+// surplus in order). PP: the engine's commit (dfc.hpp).
+//
+// Detectable, exactly-once usage:
+//
+//   // region: 64-byte aligned persistent memory, e.g. pool.root_bytes(bytes)
+//   auto s = ferrite::dfc_stack<std::uint64_t>::create(region, bytes, /*threads*/ 4);
+//   // thread t, op about to run: log (durably, in the application) seq = s.next_seq(t)
+//   s.push(t, 7);
+//   // after a crash:
+//   auto s = ferrite::dfc_stack<std::uint64_t>::open(region, bytes);   // runs the recovery
+//   auto r = s.recover(t);             // t's latest operation: {seq, took_effect, response}
+//   if (r.seq == logged_seq && r.took_effect) { /* done: r.response is its answer */ }
+//   else { /* it never took effect: run it again */ }
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ferrite/combining/dfc.hpp"
+
+namespace ferrite {
+
+namespace containers::dfc_detail {
+
+template <class T>
+std::uint64_t to_word(const T& v) noexcept {
+    std::uint64_t w = 0;
+    std::memcpy(&w, &v, sizeof(T));
+    return w;
+}
+template <class T>
+T from_word(std::uint64_t w) noexcept {
+    T v;
+    std::memcpy(&v, &w, sizeof(T));
+    return v;
+}
+
+// Combiner-only scratch for pairing operations (grown, never shrunk).
+inline thread_local std::vector<combining::dfc_op*> tls_list_a, tls_list_b, tls_list_c, tls_list_d;
+
+// Pair the operations of `pushes` with those of `pops` (both consumed from the back):
+// push -> ACK, pop -> the pushed value. What remains is the surplus of one side.
+template <class Phase>
+void eliminate(Phase& ph, std::vector<combining::dfc_op*>& pushes, std::vector<combining::dfc_op*>& pops) noexcept {
+    while (!pushes.empty() && !pops.empty()) {
+        auto* pu = pushes.back();
+        auto* po = pops.back();
+        pushes.pop_back();
+        pops.pop_back();
+        ph.respond(*pu, {combining::dfc_status::ack, 0});  // LP: the push, then its pop
+        ph.respond(*po, {combining::dfc_status::value, pu->param});
+    }
+}
+
+}  // namespace containers::dfc_detail
+
+template <class T, class WaitPolicy = sync::spin_then_futex<>, class Trace = combining::dfc_no_trace>
+class dfc_stack {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
+                  "dfc_stack stores elements in a 64-bit node word: use a trivially copyable type "
+                  "of at most 8 bytes (store an offset or an index for bigger ones)");
+
+public:
+    using value_type = T;
+    enum : std::uint64_t { push_op = 1, pop_op = 2 };
+
+    // The stack's hooks for the engine (see dfc.hpp).
+    struct structure {
+        static constexpr unsigned root_count = 1;
+
+        template <class Phase>
+        static void combine(Phase& ph) noexcept {
+            auto& pushes = containers::dfc_detail::tls_list_a;
+            auto& pops = containers::dfc_detail::tls_list_b;
+            pushes.clear();
+            pops.clear();
+            for (auto& op : ph.ops()) (op.name == push_op ? pushes : pops).push_back(&op);
+            // LP: each respond() (eliminated pairs first), in call order; PP: the engine's commit.
+            if (ph.elimination()) containers::dfc_detail::eliminate(ph, pushes, pops);  // REDUCE
+            std::uint64_t head = ph.root(0);
+            for (auto* op : pushes) {  // at most one of these two loops runs with elimination
+                const std::uint64_t n = ph.allocate();
+                if (n == 0) {
+                    ph.respond(*op, {combining::dfc_status::full, 0});
+                    continue;
+                }
+                auto& node = ph.node(n);
+                node.param = op->param;
+                node.next = head;
+                ph.written(n);
+                head = n;
+                ph.respond(*op, {combining::dfc_status::ack, 0});
+            }
+            for (auto* op : pops) {
+                if (head == 0) {
+                    ph.respond(*op, {combining::dfc_status::empty, 0});
+                    continue;
+                }
+                ph.respond(*op, {combining::dfc_status::value, ph.node(head).param});
+                ph.free_after_commit(head);
+                head = ph.node(head).next;
+            }
+            ph.root(0) = head;
+        }
+
+        template <class Visit>
+        static void reachable(const std::uint64_t* roots, combining::dfc_node* nodes, std::uint64_t, Visit&& visit) {
+            for (std::uint64_t n = roots[0]; n != 0; n = nodes[n].next) visit(n);  // visit checks range/cycles
+        }
+    };
+
+    using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
+    using recovered_op = combining::dfc_recovered_op;
+    // The same stack with another wait policy (e.g. sync::pure_spin for the no-futex ablation).
+    template <class W>
+    using rebind_wait = dfc_stack<T, W, Trace>;
+
+    // ---- constructors ----------------------------------------------------------------
+    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
+        return engine_type::required_bytes(threads, capacity);
+    }
+    // A new empty stack in `bytes` bytes at `region` (64-byte aligned) for thread ids
+    // 0..threads-1, holding as many nodes as fit (see required_bytes).
+    static dfc_stack create(void* region, std::size_t bytes, unsigned threads, combining::dfc_options o = {},
+                            Trace t = {}) {
+        return dfc_stack(engine_type::create(region, bytes, threads, o, std::move(t)));
+    }
+    // The stack created earlier at `region`, recovered (see combining::dfc::open).
+    static dfc_stack open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
+        return dfc_stack(engine_type::open(region, bytes, o, std::move(t)));
+    }
+
+    // ---- modifiers (thread `tid` in 0..threads-1, one thread per tid at a time) ----------
+    // False if the node pool is exhausted (nothing was pushed).
+    bool push(unsigned tid, const T& v) noexcept {
+        return e_.apply(tid, push_op, containers::dfc_detail::to_word(v)).status == combining::dfc_status::ack;
+    }
+    // The top element, removed; nullopt if the stack was empty.
+    std::optional<T> pop(unsigned tid) noexcept {
+        const auto r = e_.apply(tid, pop_op, 0);
+        if (r.status != combining::dfc_status::value) return std::nullopt;
+        return containers::dfc_detail::from_word<T>(r.value);
+    }
+
+    // ---- recovery and detectability ----------------------------------------------------
+    void recover() { e_.recover(); }
+    // What became of `tid`'s latest operation (recover() first: a no-op after open()).
+    recovered_op recover(unsigned tid) {
+        e_.recover();
+        return e_.recovered(tid);
+    }
+    std::uint64_t next_seq(unsigned tid) const noexcept { return e_.next_seq(tid); }
+
+    // ---- observers (quiescent only) --------------------------------------------------
+    // Elements from the top down.
+    std::vector<T> unsynchronized_contents() const {
+        std::vector<T> out;
+        for (std::uint64_t n = e_.root(0); n != 0 && out.size() <= e_.capacity(); n = e_.node(n).next)
+            out.push_back(containers::dfc_detail::from_word<T>(e_.node(n).param));
+        return out;
+    }
+    engine_type& engine() noexcept { return e_; }
+    const engine_type& engine() const noexcept { return e_; }
+    double mean_batch_size() const noexcept { return e_.stats().mean_batch_size(); }
+
+private:
+    explicit dfc_stack(engine_type e) : e_(std::move(e)) {}
+    engine_type e_;
+};
+
+}  // namespace ferrite
