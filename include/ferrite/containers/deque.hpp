@@ -40,7 +40,7 @@ template <class T, class Heap, class EngineSelector = containers::use_pfc,
 class deque {
     using core = containers::persistent_deque_core<T, Heap, Trace>;
     using request = typename core::request;
-    using engine = typename EngineSelector::template engine<core>;
+    using handle = containers::combined<core, EngineSelector>;
     using op = containers::deque_op;
 
 public:
@@ -83,21 +83,19 @@ public:
     std::optional<T> pop_front() { return value_if(apply({op::pop_front, {}, 0})); }
 
     // Single-threaded use (after recovery, or with no other thread using the deque).
-    std::vector<T> unsynchronized_contents() const { return engine_->structure().contents(); }
-    size_type unsynchronized_capacity() const noexcept { return engine_->structure().capacity(); }
-    double mean_batch_size() const noexcept { return engine_->stats().mean_batch_size(); }
-    Trace& trace() noexcept { return engine_->structure().trace(); }
+    std::vector<T> unsynchronized_contents() const { return c_.core().contents(); }
+    size_type unsynchronized_capacity() const noexcept { return c_.core().capacity(); }
+    double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
+    Trace& trace() noexcept { return c_.core().trace(); }
 
 private:
     deque(pmem::pool& pool, Heap& heap, containers::deque_header* h, containers::deque_options opts, Trace trace)
-        : engine_(std::make_unique<engine>(pool, heap, h, opts, std::move(trace))) {}
+        : c_(pool, heap, h, opts, std::move(trace)) {}
 
-    typename core::response apply(const request& r) { return engine_->apply(r); }
-    static std::optional<T> value_if(const typename core::response& r) {
-        return r.ok ? std::optional<T>(r.value) : std::nullopt;
-    }
+    typename core::response apply(const request& r) { return c_.apply(r); }
+    static auto value_if(const typename core::response& r) { return handle::value_if(r); }
 
-    std::unique_ptr<engine> engine_;  // the engine holds the core; its address must not move
+    handle c_;  // the engine, which holds the core
 };
 
 }  // namespace ferrite

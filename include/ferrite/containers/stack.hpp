@@ -78,7 +78,7 @@ template <class T, class Heap, class EngineSelector = containers::use_pfc,
 class stack {
     using core = containers::stack_core<T, Heap, Trace>;
     using request = typename core::request;
-    using engine = typename EngineSelector::template engine<core>;
+    using handle = containers::combined<core, EngineSelector>;
     using op = containers::vector_op;
 
 public:
@@ -114,22 +114,20 @@ public:
 
     // Single-threaded use: the elements, bottom to top.
     std::span<const T> unsynchronized_view() const noexcept {
-        const auto& c = engine_->structure().core();
+        const auto& c = c_.core().core();
         return {c.data(), static_cast<std::size_t>(c.size())};
     }
-    double mean_batch_size() const noexcept { return engine_->stats().mean_batch_size(); }
-    Trace& trace() noexcept { return engine_->structure().trace(); }
+    double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
+    Trace& trace() noexcept { return c_.core().trace(); }
 
 private:
     stack(pmem::pool& pool, Heap& heap, containers::vector_header* h, containers::vector_options opts, Trace trace)
-        : engine_(std::make_unique<engine>(pool, heap, h, opts, std::move(trace))) {}
+        : c_(pool, heap, h, opts, std::move(trace)) {}
 
-    typename core::response apply(const request& r) { return engine_->apply(r); }
-    static std::optional<T> value_if(const typename core::response& r) {
-        return r.ok ? std::optional<T>(r.value) : std::nullopt;
-    }
+    typename core::response apply(const request& r) { return c_.apply(r); }
+    static auto value_if(const typename core::response& r) { return handle::value_if(r); }
 
-    std::unique_ptr<engine> engine_;  // the engine holds the core; its address must not move
+    handle c_;  // the engine, which holds the core
 };
 
 }  // namespace ferrite

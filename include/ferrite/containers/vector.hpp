@@ -27,6 +27,7 @@
 
 #include "ferrite/combining/fpfc.hpp"
 #include "ferrite/combining/pfc.hpp"
+#include "ferrite/containers/combined.hpp"
 #include "ferrite/containers/persistent_vector_core.hpp"
 
 namespace ferrite {
@@ -55,7 +56,7 @@ template <class T, class Heap, class EngineSelector = containers::use_pfc,
 class vector {
     using core = containers::persistent_vector_core<T, Heap, Trace>;
     using request = typename core::request;
-    using engine = typename EngineSelector::template engine<core>;
+    using handle = containers::combined<core, EngineSelector>;
 
 public:
     using value_type = T;
@@ -96,23 +97,21 @@ public:
 
     // Single-threaded use (after recovery, or with no other thread using the vector).
     std::span<const T> unsynchronized_view() const noexcept {
-        const auto& c = engine_->structure();
+        const auto& c = c_.core();
         return {c.data(), static_cast<std::size_t>(c.size())};
     }
-    double mean_batch_size() const noexcept { return engine_->stats().mean_batch_size(); }
-    Trace& trace() noexcept { return engine_->structure().trace(); }
+    double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
+    Trace& trace() noexcept { return c_.core().trace(); }
 
 private:
     vector(pmem::pool& pool, Heap& heap, containers::vector_header* h, containers::vector_options opts,
            Trace trace)
-        : engine_(std::make_unique<engine>(pool, heap, h, opts, std::move(trace))) {}
+        : c_(pool, heap, h, opts, std::move(trace)) {}
 
-    typename core::response apply(const request& r) { return engine_->apply(r); }
-    static std::optional<T> value_if(const typename core::response& r) {
-        return r.ok ? std::optional<T>(r.value) : std::nullopt;
-    }
+    typename core::response apply(const request& r) { return c_.apply(r); }
+    static auto value_if(const typename core::response& r) { return handle::value_if(r); }
 
-    std::unique_ptr<engine> engine_;  // the engine holds the core; its address must not move
+    handle c_;  // the engine, which holds the core
 };
 
 }  // namespace ferrite

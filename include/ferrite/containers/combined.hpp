@@ -1,0 +1,40 @@
+// ferrite/containers/combined.hpp: what every combining container handle holds: the engine
+// (which owns the persistent core), on the heap so that its address never moves.
+//
+// ferrite::vector, stack and deque are thin handles: their operations build a request, hand
+// it to the engine (apply), and turn the response into bool / optional (value_if). This is
+// that shared part; the engine is a member, never a base (DESIGN.md).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <utility>
+
+namespace ferrite::containers {
+
+template <class Core, class EngineSelector>
+class combined {
+public:
+    using engine = typename EngineSelector::template engine<Core>;
+    using request = typename Core::request;
+    using response = typename Core::response;
+
+    template <class... Args>
+    explicit combined(Args&&... args) : engine_(std::make_unique<engine>(std::forward<Args>(args)...)) {}
+
+    response apply(const request& r) { return engine_->apply(r); }
+    // The response's value if the operation succeeded (ok), else nullopt.
+    static auto value_if(const response& r) {
+        using value = decltype(r.value);
+        return r.ok ? std::optional<value>(r.value) : std::nullopt;
+    }
+
+    Core& core() noexcept { return engine_->structure(); }
+    const Core& core() const noexcept { return engine_->structure(); }
+    double mean_batch_size() const noexcept { return engine_->stats().mean_batch_size(); }
+
+private:
+    std::unique_ptr<engine> engine_;  // the engine holds the core; its address must not move
+};
+
+}  // namespace ferrite::containers
