@@ -45,7 +45,9 @@
 namespace ferrite {
 
 template <class T, class WaitPolicy = sync::spin_then_futex<>, class Trace = combining::dfc_no_trace>
-class dfc_deque {
+class dfc_deque : public containers::dfc_handle<dfc_deque<T, WaitPolicy, Trace>, T, Trace> {
+    using handle = containers::dfc_handle<dfc_deque, T, Trace>;
+    friend handle;
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
                   "dfc_deque stores elements in a 64-bit node word: use a trivially copyable type "
                   "of at most 8 bytes (store an offset or an index for bigger ones)");
@@ -165,44 +167,18 @@ public:
     };
 
     using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
-    using recovered_op = combining::dfc_recovered_op;
     // The same deque with another wait policy (e.g. sync::pure_spin for the no-futex ablation).
     template <class W>
     using rebind_wait = dfc_deque<T, W, Trace>;
+    // create, open, recover, recover(tid), next_seq, engine: containers::dfc_handle.
 
-    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
-        return engine_type::required_bytes(threads, capacity);
-    }
-    static dfc_deque create(void* region, std::size_t bytes, unsigned threads, combining::dfc_options o = {},
-                            Trace t = {}) {
-        return dfc_deque(engine_type::create(region, bytes, threads, o, std::move(t)));
-    }
-    static dfc_deque open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
-        return dfc_deque(engine_type::open(region, bytes, o, std::move(t)));
-    }
-
-    bool push_front(unsigned tid, const T& v) noexcept { return push(tid, push_front_op, v); }
-    bool push_back(unsigned tid, const T& v) noexcept { return push(tid, push_back_op, v); }
-    std::optional<T> pop_front(unsigned tid) noexcept { return pop(tid, pop_front_op); }
-    std::optional<T> pop_back(unsigned tid) noexcept { return pop(tid, pop_back_op); }
-
-    void recover() { e_.recover(); }
-    recovered_op recover(unsigned tid) {
-        e_.recover();
-        return e_.recovered(tid);
-    }
-    std::uint64_t next_seq(unsigned tid) const noexcept { return e_.next_seq(tid); }
+    bool push_front(unsigned tid, const T& v) noexcept { return this->push_word(tid, push_front_op, v); }
+    bool push_back(unsigned tid, const T& v) noexcept { return this->push_word(tid, push_back_op, v); }
+    std::optional<T> pop_front(unsigned tid) noexcept { return this->pop_word(tid, pop_front_op); }
+    std::optional<T> pop_back(unsigned tid) noexcept { return this->pop_word(tid, pop_back_op); }
 
     // Elements from the front to the rear.
-    std::vector<T> unsynchronized_contents() const {
-        std::vector<T> out;
-        const std::uint64_t tail = e_.root(1);
-        for (std::uint64_t n = e_.root(0); n != 0 && out.size() <= e_.capacity(); n = e_.node(n).next) {
-            out.push_back(containers::dfc_detail::from_word<T>(e_.node(n).param));
-            if (n == tail) break;
-        }
-        return out;
-    }
+    std::vector<T> unsynchronized_contents() const { return this->walk(true); }
     // Empty if the links are consistent (next and prev mirror each other between the ends).
     std::string unsynchronized_check() const {
         const std::uint64_t head = e_.root(0), tail = e_.root(1);
@@ -215,20 +191,8 @@ public:
         }
         return head == 0 ? std::string() : "the tail is not reachable from the head";
     }
-    engine_type& engine() noexcept { return e_; }
-    const engine_type& engine() const noexcept { return e_; }
-    double mean_batch_size() const noexcept { return e_.stats().mean_batch_size(); }
-
 private:
     explicit dfc_deque(engine_type e) : e_(std::move(e)) {}
-    bool push(unsigned tid, std::uint64_t name, const T& v) noexcept {
-        return e_.apply(tid, name, containers::dfc_detail::to_word(v)).status == combining::dfc_status::ack;
-    }
-    std::optional<T> pop(unsigned tid, std::uint64_t name) noexcept {
-        const auto r = e_.apply(tid, name, 0);
-        if (r.status != combining::dfc_status::value) return std::nullopt;
-        return containers::dfc_detail::from_word<T>(r.value);
-    }
     engine_type e_;
 };
 

@@ -41,7 +41,9 @@
 namespace ferrite {
 
 template <class T, class WaitPolicy = sync::spin_then_futex<>, class Trace = combining::dfc_no_trace>
-class dfc_queue {
+class dfc_queue : public containers::dfc_handle<dfc_queue<T, WaitPolicy, Trace>, T, Trace> {
+    using handle = containers::dfc_handle<dfc_queue, T, Trace>;
+    friend handle;
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
                   "dfc_queue stores elements in a 64-bit node word: use a trivially copyable type "
                   "of at most 8 bytes (store an offset or an index for bigger ones)");
@@ -110,52 +112,17 @@ public:
     };
 
     using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
-    using recovered_op = combining::dfc_recovered_op;
     // The same queue with another wait policy (e.g. sync::pure_spin for the no-futex ablation).
     template <class W>
     using rebind_wait = dfc_queue<T, W, Trace>;
-
-    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
-        return engine_type::required_bytes(threads, capacity);
-    }
-    static dfc_queue create(void* region, std::size_t bytes, unsigned threads, combining::dfc_options o = {},
-                            Trace t = {}) {
-        return dfc_queue(engine_type::create(region, bytes, threads, o, std::move(t)));
-    }
-    static dfc_queue open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
-        return dfc_queue(engine_type::open(region, bytes, o, std::move(t)));
-    }
+    // create, open, recover, recover(tid), next_seq, engine: containers::dfc_handle.
 
     // False if the node pool is exhausted (nothing was enqueued).
-    bool enqueue(unsigned tid, const T& v) noexcept {
-        return e_.apply(tid, enqueue_op, containers::dfc_detail::to_word(v)).status == combining::dfc_status::ack;
-    }
-    std::optional<T> dequeue(unsigned tid) noexcept {
-        const auto r = e_.apply(tid, dequeue_op, 0);
-        if (r.status != combining::dfc_status::value) return std::nullopt;
-        return containers::dfc_detail::from_word<T>(r.value);
-    }
-
-    void recover() { e_.recover(); }
-    recovered_op recover(unsigned tid) {
-        e_.recover();
-        return e_.recovered(tid);
-    }
-    std::uint64_t next_seq(unsigned tid) const noexcept { return e_.next_seq(tid); }
+    bool enqueue(unsigned tid, const T& v) noexcept { return this->push_word(tid, enqueue_op, v); }
+    std::optional<T> dequeue(unsigned tid) noexcept { return this->pop_word(tid, dequeue_op); }
 
     // Elements from the head (next to dequeue) to the tail.
-    std::vector<T> unsynchronized_contents() const {
-        std::vector<T> out;
-        const std::uint64_t tail = e_.root(1);
-        for (std::uint64_t n = e_.root(0); n != 0 && out.size() <= e_.capacity(); n = e_.node(n).next) {
-            out.push_back(containers::dfc_detail::from_word<T>(e_.node(n).param));
-            if (n == tail) break;
-        }
-        return out;
-    }
-    engine_type& engine() noexcept { return e_; }
-    const engine_type& engine() const noexcept { return e_; }
-    double mean_batch_size() const noexcept { return e_.stats().mean_batch_size(); }
+    std::vector<T> unsynchronized_contents() const { return this->walk(true); }
 
 private:
     explicit dfc_queue(engine_type e) : e_(std::move(e)) {}

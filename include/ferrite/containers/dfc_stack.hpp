@@ -42,23 +42,11 @@
 #include <vector>
 
 #include "ferrite/combining/dfc.hpp"
+#include "ferrite/containers/dfc_handle.hpp"
 
 namespace ferrite {
 
 namespace containers::dfc_detail {
-
-template <class T>
-std::uint64_t to_word(const T& v) noexcept {
-    std::uint64_t w = 0;
-    std::memcpy(&w, &v, sizeof(T));
-    return w;
-}
-template <class T>
-T from_word(std::uint64_t w) noexcept {
-    T v;
-    std::memcpy(&v, &w, sizeof(T));
-    return v;
-}
 
 // Combiner-only scratch for pairing operations (grown, never shrunk).
 inline thread_local std::vector<combining::dfc_op*> tls_list_a, tls_list_b, tls_list_c, tls_list_d;
@@ -80,7 +68,9 @@ void eliminate(Phase& ph, std::vector<combining::dfc_op*>& pushes, std::vector<c
 }  // namespace containers::dfc_detail
 
 template <class T, class WaitPolicy = sync::spin_then_futex<>, class Trace = combining::dfc_no_trace>
-class dfc_stack {
+class dfc_stack : public containers::dfc_handle<dfc_stack<T, WaitPolicy, Trace>, T, Trace> {
+    using handle = containers::dfc_handle<dfc_stack, T, Trace>;
+    friend handle;
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
                   "dfc_stack stores elements in a 64-bit node word: use a trivially copyable type "
                   "of at most 8 bytes (store an offset or an index for bigger ones)");
@@ -135,58 +125,20 @@ public:
     };
 
     using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
-    using recovered_op = combining::dfc_recovered_op;
     // The same stack with another wait policy (e.g. sync::pure_spin for the no-futex ablation).
     template <class W>
     using rebind_wait = dfc_stack<T, W, Trace>;
-
-    // ---- constructors ----------------------------------------------------------------
-    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
-        return engine_type::required_bytes(threads, capacity);
-    }
-    // A new empty stack in `bytes` bytes at `region` (64-byte aligned) for thread ids
-    // 0..threads-1, holding as many nodes as fit (see required_bytes).
-    static dfc_stack create(void* region, std::size_t bytes, unsigned threads, combining::dfc_options o = {},
-                            Trace t = {}) {
-        return dfc_stack(engine_type::create(region, bytes, threads, o, std::move(t)));
-    }
-    // The stack created earlier at `region`, recovered (see combining::dfc::open).
-    static dfc_stack open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
-        return dfc_stack(engine_type::open(region, bytes, o, std::move(t)));
-    }
+    // create, open, recover, recover(tid), next_seq, engine: containers::dfc_handle.
 
     // ---- modifiers (thread `tid` in 0..threads-1, one thread per tid at a time) ----------
     // False if the node pool is exhausted (nothing was pushed).
-    bool push(unsigned tid, const T& v) noexcept {
-        return e_.apply(tid, push_op, containers::dfc_detail::to_word(v)).status == combining::dfc_status::ack;
-    }
+    bool push(unsigned tid, const T& v) noexcept { return this->push_word(tid, push_op, v); }
     // The top element, removed; nullopt if the stack was empty.
-    std::optional<T> pop(unsigned tid) noexcept {
-        const auto r = e_.apply(tid, pop_op, 0);
-        if (r.status != combining::dfc_status::value) return std::nullopt;
-        return containers::dfc_detail::from_word<T>(r.value);
-    }
-
-    // ---- recovery and detectability ----------------------------------------------------
-    void recover() { e_.recover(); }
-    // What became of `tid`'s latest operation (recover() first: a no-op after open()).
-    recovered_op recover(unsigned tid) {
-        e_.recover();
-        return e_.recovered(tid);
-    }
-    std::uint64_t next_seq(unsigned tid) const noexcept { return e_.next_seq(tid); }
+    std::optional<T> pop(unsigned tid) noexcept { return this->pop_word(tid, pop_op); }
 
     // ---- observers (quiescent only) --------------------------------------------------
     // Elements from the top down.
-    std::vector<T> unsynchronized_contents() const {
-        std::vector<T> out;
-        for (std::uint64_t n = e_.root(0); n != 0 && out.size() <= e_.capacity(); n = e_.node(n).next)
-            out.push_back(containers::dfc_detail::from_word<T>(e_.node(n).param));
-        return out;
-    }
-    engine_type& engine() noexcept { return e_; }
-    const engine_type& engine() const noexcept { return e_; }
-    double mean_batch_size() const noexcept { return e_.stats().mean_batch_size(); }
+    std::vector<T> unsynchronized_contents() const { return this->walk(false); }
 
 private:
     explicit dfc_stack(engine_type e) : e_(std::move(e)) {}
