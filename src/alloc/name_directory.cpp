@@ -56,15 +56,14 @@ name_directory name_directory::open_or_create(pmem::pool& pool, buddy_heap& heap
     if (pool.catalog_offset() == 0) {
         d.add_block(nullptr);
     } else {
-        for (const block* b = d.first(); b; b = d.next(b)) {}  // validates the chain
+        // Validate the chain once: every block, and no cycle (a damaged `next` pointing back
+        // would make every later walk endless).
+        std::uint64_t blocks = 0;
+        for (const block* b = d.first(); b; b = d.next(b))
+            if (++blocks > pool.size() / block_bytes)
+                throw error("the catalog of '" + pool.path().string() +
+                            "' is damaged (its chain of blocks loops); restore the pool from a backup");
     }
-    return d;
-}
-
-std::unique_ptr<name_directory> name_directory::open_existing(pmem::pool& pool, buddy_heap& heap) {
-    if (pool.catalog_offset() == 0) return nullptr;
-    std::unique_ptr<name_directory> d(new name_directory(pool, heap, {}));
-    for (const block* b = d->first(); b; b = d->next(b)) {}
     return d;
 }
 

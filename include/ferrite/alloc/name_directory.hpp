@@ -86,8 +86,6 @@ public:
     // ferrite::error if the registered block is not a directory (a damaged pool), and
     // std::bad_alloc if the heap cannot hold a new block.
     static name_directory open_or_create(pmem::pool& pool, buddy_heap& heap, directory_options options = {});
-    // The pool's directory if it has one; nullptr otherwise (read-only use, tools).
-    static std::unique_ptr<name_directory> open_existing(pmem::pool& pool, buddy_heap& heap);
 
     name_directory(name_directory&&) noexcept = default;
 

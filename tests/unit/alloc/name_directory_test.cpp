@@ -138,6 +138,23 @@ TEST_F(NameDirectoryTest, DamagedBlockIsReportedNotFollowed) {
     }
 }
 
+TEST_F(NameDirectoryTest, ALoopingChainIsReportedNotWalkedForever) {
+    {
+        auto dir = name_directory::open_or_create(*pool_, *heap_, {.entries_per_block = 1});
+        dir.find_or_add("a", u64);
+        dir.find_or_add("b", u64);  // a second block
+    }
+    auto* next = reinterpret_cast<std::uint64_t*>(pool_->base() + pool_->catalog_offset()) + 1;
+    auto* second_next = reinterpret_cast<std::uint64_t*>(pool_->base() + *next) + 1;
+    *second_next = pool_->catalog_offset();  // the second block points back at the first
+    try {
+        (void)name_directory::open_or_create(*pool_, *heap_);
+        ADD_FAILURE() << "a looping chain must throw";
+    } catch (const error& e) {
+        EXPECT_NE(std::string(e.what()).find("loops"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(NameDirectoryTest, RecoveryKeepsTheDirectoryAndReclaimsStrayBlocks) {
     // A crash that left a block allocated but unnamed (here: one we never confirm): recovery
     // keeps the directory's own blocks and frees only what nothing names. (A crash between
