@@ -14,8 +14,9 @@
 // futex: sync::futex_lock::wait_for). The lock holder runs one combining phase at cEpoch = c
 // (even): COLLECT every ready slot whose status is BOTTOM (stamping ann.epoch := c), let the
 // structure eliminate and apply the batch on a working copy of the roots (the structure
-// hooks, below), write the *inactive* root copy, pwb every collected announcement, every
-// node written and the inactive roots, ONE pfence; cEpoch := c+1, pwb, pfence; cEpoch := c+2
+// hooks, below), write the *inactive* root copy, pwb every collected announcement and every
+// node written, ONE pfence; cEpoch := c+1, pwb, pfence (the roots share cEpoch's line, so
+// this write-back persists them too: dfc_layout.hpp); cEpoch := c+2
 // (never written back); release the lock. The active roots are roots[(cEpoch/2) % 2].
 // RECOVER (alg. 26-43): round an odd cEpoch up; rebuild the volatile node bitmap from the
 // nodes reachable from the active roots (garbage collection); for every thread set the
@@ -24,7 +25,7 @@
 // `valid` was durable has a durable response.
 //
 // The structure supplies (see dfc_stack.hpp for a complete one):
-//   static constexpr unsigned root_count;                  // root words (<= 8)
+//   static constexpr unsigned root_count;                  // root words (<= 3)
 //   template <class Phase> static void combine(Phase& ph) noexcept;
 //       ph.ops(): the collected operations (tid order); ph.elimination(); ph.root(k);
 //       ph.node(n); ph.allocate() (0 = pool exhausted); ph.written(n) (node n must be
@@ -58,6 +59,9 @@
 //     value is rounded up the same way by every later recovery until a phase commits, and
 //     each commit writes the cEpoch line back itself. Flush mutation testing showed that
 //     write-back to be redundant (no crash point can tell it is missing).
+//   * The two root copies share cEpoch's cache line (dfc_layout.hpp): the commit's write-back
+//     of cEpoch persists the new roots with it, one pwb per phase fewer than the papers'
+//     k + p + 2 (k announcements, p new nodes).
 //   * A phase that collects nothing does not commit (no write-back, no fence, no epoch).
 //   * Dirty nodes are written back once per cache line (two nodes share a line).
 //   * The combiner lock is a sync::futex_lock (spin, then sleep: threads may outnumber
@@ -465,8 +469,9 @@ private:
         std::sort(v.lines.begin(), v.lines.end());
         v.lines.erase(std::unique(v.lines.begin(), v.lines.end()), v.lines.end());
         for (const void* l : v.lines) pmem::pwb(l);
-        pmem::pwb(&next);
-        pmem::pfence();  // responses, nodes and the new roots are durable before the commit
+        pmem::pfence();  // responses and nodes are durable before the commit
+        // The new roots were stored above in cEpoch's line: an odd cEpoch that persists
+        // carries them (axiom 1), so they need no write-back of their own.
         r_.epoch->epoch.store(c + 1, std::memory_order_release);
         pmem::pwb(&r_.epoch->epoch);
         pmem::pfence();  // PP: the phase's commit point (the new roots are active)

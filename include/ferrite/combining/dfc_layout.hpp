@@ -3,8 +3,11 @@
 // One region, 64-byte aligned, cache lines in this order:
 //
 //   line 0          header: magic, version, threads N, node capacity, root count
-//   line 1          cEpoch (alone: the waiters spin on it)
-//   line 2, 3       root copy 0, root copy 1 (up to 8 root words each: top / head, tail)
+//   line 1          cEpoch, root copy 0, root copy 1 (up to 3 root words each: top / head,
+//                   tail). One line, so the commit's single write-back of cEpoch also
+//                   persists the new roots: stores to one line persist in program order
+//                   (axiom 1), and the roots are stored before cEpoch. The papers write the
+//                   roots back separately (one pwb more per phase).
 //   3 lines per thread: valid | ann[0] | ann[1]
 //   nodes 1..capacity, 32 bytes each (dfc_node_pool.hpp)
 //
@@ -40,9 +43,9 @@ struct dfc_response {
     friend bool operator==(const dfc_response&, const dfc_response&) = default;
 };
 
-inline constexpr std::uint64_t dfc_magic = 0x31434644'54495246ull;  // "FRITDFC1"
+inline constexpr std::uint64_t dfc_magic = 0x32434644'54495246ull;  // "FRITDFC2" (roots in the epoch line)
 inline constexpr std::uint64_t dfc_none_op = 0;                    // announcement name: none
-inline constexpr unsigned dfc_max_roots = 8;
+inline constexpr unsigned dfc_max_roots = 3;
 
 struct alignas(64) dfc_header {  // persistent, written once at create
     std::uint64_t magic;
@@ -51,12 +54,13 @@ struct alignas(64) dfc_header {  // persistent, written once at create
     std::uint64_t roots;
 };
 
-struct alignas(64) dfc_epoch_line {  // persistent
-    std::atomic<std::uint64_t> epoch;
+struct dfc_roots {  // persistent: one copy of the root words
+    std::atomic<std::uint64_t> node[dfc_max_roots];
 };
 
-struct alignas(64) dfc_roots {  // persistent
-    std::atomic<std::uint64_t> node[dfc_max_roots];
+struct alignas(64) dfc_epoch_line {  // persistent; the waiters spin on `epoch`
+    std::atomic<std::uint64_t> epoch;
+    dfc_roots roots[2];
 };
 
 struct alignas(64) dfc_announcement {  // persistent, one line
@@ -78,32 +82,32 @@ struct alignas(64) dfc_thread_record {  // persistent
     dfc_announcement ann[2];
 };
 
-static_assert(sizeof(dfc_header) == 64 && sizeof(dfc_epoch_line) == 64 && sizeof(dfc_roots) == 64);
+static_assert(sizeof(dfc_header) == 64 && sizeof(dfc_epoch_line) == 64);
 static_assert(sizeof(dfc_announcement) == 64 && sizeof(dfc_thread_record) == 192);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
 struct dfc_region {
     dfc_header* header;
     dfc_epoch_line* epoch;
-    dfc_roots* roots;  // [2]
+    dfc_roots* roots;  // [2], inside the epoch line
     dfc_thread_record* threads;
     dfc_node* nodes;   // nodes[0] unused: node numbers start at 1
 
     static constexpr std::size_t bytes(std::uint64_t threads, std::uint64_t capacity) noexcept {
-        const std::size_t fixed = 4 * 64 + threads * sizeof(dfc_thread_record);
+        const std::size_t fixed = 2 * 64 + threads * sizeof(dfc_thread_record);
         return fixed + (capacity + 1) * sizeof(dfc_node);
     }
     // Capacity that fits in `bytes` for `threads` threads (0 if not even the fixed part fits).
     static constexpr std::uint64_t capacity_for(std::size_t bytes, std::uint64_t threads) noexcept {
-        const std::size_t fixed = 4 * 64 + threads * sizeof(dfc_thread_record) + sizeof(dfc_node);
+        const std::size_t fixed = 2 * 64 + threads * sizeof(dfc_thread_record) + sizeof(dfc_node);
         return bytes < fixed ? 0 : (bytes - fixed) / sizeof(dfc_node);
     }
     static dfc_region at(void* base, std::uint64_t threads) noexcept {
         auto* b = static_cast<std::byte*>(base);
-        return {reinterpret_cast<dfc_header*>(b), reinterpret_cast<dfc_epoch_line*>(b + 64),
-                reinterpret_cast<dfc_roots*>(b + 128),
-                reinterpret_cast<dfc_thread_record*>(b + 256),
-                reinterpret_cast<dfc_node*>(b + 256 + threads * sizeof(dfc_thread_record))};
+        auto* epoch = reinterpret_cast<dfc_epoch_line*>(b + 64);
+        return {reinterpret_cast<dfc_header*>(b), epoch, epoch->roots,
+                reinterpret_cast<dfc_thread_record*>(b + 128),
+                reinterpret_cast<dfc_node*>(b + 128 + threads * sizeof(dfc_thread_record))};
     }
 };
 
