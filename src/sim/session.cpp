@@ -85,21 +85,25 @@ void session::queue_locked(unsigned tid, std::size_t line, std::uint64_t mask,
 }
 
 void session::on_pwb(unsigned tid, const void* line, const pmem::site& where) noexcept {
+    // Not parked by a stop from here to the end: the site registry's and the session's
+    // mutexes are taken below, and a worker parked holding one would block another worker
+    // inside its critical section, which the stop then waits for forever (seen in random
+    // mode: a worker parked inside site_registry::intern).
+    world_stopper::critical_section cs;
     const auto id = sites_.intern(where, site_kind::pwb);
     sites_.count_call(id);
     next_event(tid);
     if (sites_.disabled(id)) return;  // mutation: as if the pwb were not in the program
-    world_stopper::critical_section cs;
     std::lock_guard lock(mutex_);
     if (media_.contains(line)) queue_locked(tid, media_.line_of(line), ~0ull, id, true);
 }
 
 void session::on_fence(unsigned tid, const pmem::site& where, site_kind kind) noexcept {
+    world_stopper::critical_section cs;  // from the start: see on_pwb
     const auto id = sites_.intern(where, kind);
     sites_.count_call(id);
     next_event(tid);
     if (sites_.disabled(id)) return;  // mutation: queued write-backs stay queued
-    world_stopper::critical_section cs;
     std::lock_guard lock(mutex_);
     auto& mine = pending_[tid];
     if (mine.empty()) sites_.count_empty_fence(id);
@@ -108,12 +112,12 @@ void session::on_fence(unsigned tid, const pmem::site& where, site_kind kind) no
 }
 
 void session::on_nt_store(unsigned tid, void* dst, std::size_t bytes, const pmem::site& where) noexcept {
+    world_stopper::critical_section cs;  // from the start: see on_pwb
     const auto id = sites_.intern(where, site_kind::nt_store);
     sites_.count_call(id);
     next_event(tid);
     // Mutation: the bytes were stored (by a plain store), but nothing makes them durable.
     if (sites_.disabled(id) || bytes == 0) return;
-    world_stopper::critical_section cs;
     std::lock_guard lock(mutex_);
     auto* p = static_cast<std::byte*>(dst);
     auto* end = p + bytes;
