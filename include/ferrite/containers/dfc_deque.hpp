@@ -79,72 +79,60 @@ public:
                 d::eliminate(ph, pb, qb);
             }
             std::uint64_t head = ph.root(0), tail = ph.root(1);
-            for (auto* op : pf) {
-                const std::uint64_t n = ph.allocate();
-                if (n == 0) {
-                    ph.respond(*op, {dfc_status::full, 0});
-                    continue;
-                }
-                auto& node = ph.node(n);
-                node.param = op->param;
-                node.next = head;
-                node.prev = 0;
-                if (head == 0) {
-                    tail = n;
-                } else {
-                    ph.node(head).prev = n;  // the committed head's prev: never read by it
-                    ph.written(head);
-                }
-                ph.written(n);
-                head = n;
-                ph.respond(*op, {dfc_status::ack, 0});
-            }
-            for (auto* op : qf) {
-                if (head == 0) {
-                    ph.respond(*op, {dfc_status::empty, 0});
-                    continue;
-                }
-                ph.respond(*op, {dfc_status::value, ph.node(head).param});
-                ph.free_after_commit(head);
-                if (head == tail)
-                    head = tail = 0;
-                else
-                    head = ph.node(head).next;
-            }
-            for (auto* op : pb) {
-                const std::uint64_t n = ph.allocate();
-                if (n == 0) {
-                    ph.respond(*op, {dfc_status::full, 0});
-                    continue;
-                }
-                auto& node = ph.node(n);
-                node.param = op->param;
-                node.next = 0;
-                node.prev = tail;
-                if (tail == 0) {
-                    head = n;
-                } else {
-                    ph.node(tail).next = n;  // the committed tail's next: never read by it
-                    ph.written(tail);
-                }
-                ph.written(n);
-                tail = n;
-                ph.respond(*op, {dfc_status::ack, 0});
-            }
-            for (auto* op : qb) {
-                if (tail == 0) {
-                    ph.respond(*op, {dfc_status::empty, 0});
-                    continue;
-                }
-                ph.respond(*op, {dfc_status::value, ph.node(tail).param});
-                ph.free_after_commit(tail);
-                if (head == tail)
-                    head = tail = 0;
-                else
-                    tail = ph.node(tail).prev;
-            }
+            // Front: the rest of the deque lies along `next`; rear: along `prev`.
+            push_at(ph, pf, head, tail, &combining::dfc_node::next, &combining::dfc_node::prev);
+            pop_at(ph, qf, head, tail, &combining::dfc_node::next);
+            push_at(ph, pb, tail, head, &combining::dfc_node::prev, &combining::dfc_node::next);
+            pop_at(ph, qb, tail, head, &combining::dfc_node::prev);
             ph.root(0) = head;
             ph.root(1) = tail;
+        }
+
+        using link = std::uint64_t combining::dfc_node::*;
+        // Push every op of `ops` at the end `end` (`other`: the opposite end); `inward` is the
+        // link from an end node toward the rest of the deque, `outward` the opposite one.
+        template <class Phase>
+        static void push_at(Phase& ph, const std::vector<combining::dfc_op*>& ops, std::uint64_t& end,
+                            std::uint64_t& other, link inward, link outward) noexcept {
+            using combining::dfc_status;
+            for (auto* op : ops) {
+                const std::uint64_t n = ph.allocate();
+                if (n == 0) {
+                    ph.respond(*op, {dfc_status::full, 0});
+                    continue;
+                }
+                auto& node = ph.node(n);
+                node.param = op->param;
+                node.*inward = end;
+                node.*outward = 0;
+                if (end == 0) {
+                    other = n;
+                } else {
+                    ph.node(end).*outward = n;  // the committed end's outward link: never read by it
+                    ph.written(end);
+                }
+                ph.written(n);
+                end = n;
+                ph.respond(*op, {dfc_status::ack, 0});
+            }
+        }
+        // Pop one element at `end` for every op of `ops` (EMPTY once there is none).
+        template <class Phase>
+        static void pop_at(Phase& ph, const std::vector<combining::dfc_op*>& ops, std::uint64_t& end,
+                           std::uint64_t& other, link inward) noexcept {
+            using combining::dfc_status;
+            for (auto* op : ops) {
+                if (end == 0) {
+                    ph.respond(*op, {dfc_status::empty, 0});
+                    continue;
+                }
+                ph.respond(*op, {dfc_status::value, ph.node(end).param});
+                ph.free_after_commit(end);
+                if (end == other)
+                    end = other = 0;
+                else
+                    end = ph.node(end).*inward;
+            }
         }
 
         template <class Visit>
