@@ -76,6 +76,7 @@
 #include "ferrite/containers/deque_layout.hpp"
 #include "ferrite/containers/deque_ops.hpp"
 #include "ferrite/containers/deque_recovery.hpp"
+#include "ferrite/containers/publish.hpp"
 #include "ferrite/containers/vector_ops.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
@@ -108,8 +109,7 @@ public:
     static deque_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
                                 std::size_t initial_capacity = 16) {
         if (anchor != 0) throw usage_error("the anchor already refers to a structure; open it instead");
-        auto* block = heap.allocate(sizeof(deque_header));
-        auto* h = static_cast<deque_header*>(block);
+        auto* h = static_cast<deque_header*>(heap.allocate(sizeof(deque_header)));
         std::memset(h, 0, sizeof(deque_header));
         h->magic = deque_magic;
         h->element_size = sizeof(T);
@@ -120,13 +120,7 @@ public:
             h->data = offset_of(pool, data);
             h->capacity = cap;
         }
-        pmem::pwb_range(h, sizeof(deque_header));
-        pmem::pfence();  // PP: the header is complete before the anchor names it
-        anchor = offset_of(pool, h);
-        pmem::pwb(&anchor);
-        pmem::pfence();  // PP: reachable from the caller's root: the blocks may be confirmed
-        heap.confirm_allocation(block);
-        if (data) heap.confirm_allocation(data);
+        publish_new(pool, heap, anchor, h, sizeof(deque_header), data);
         return h;
     }
 

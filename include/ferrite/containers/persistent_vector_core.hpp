@@ -50,6 +50,7 @@
 #include "ferrite/combining/publication.hpp"
 #include "ferrite/containers/vector_layout.hpp"
 #include "ferrite/containers/vector_ops.hpp"
+#include "ferrite/containers/publish.hpp"
 #include "ferrite/containers/vector_recovery.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
@@ -85,8 +86,7 @@ public:
     static vector_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
                                  std::size_t initial_capacity = 16, std::size_t swap_log_capacity = 64) {
         if (anchor != 0) throw usage_error("the anchor already refers to a vector; open it instead");
-        auto* block = heap.allocate(vector_block_bytes<T>(swap_log_capacity));
-        auto* h = static_cast<vector_header*>(block);
+        auto* h = static_cast<vector_header*>(heap.allocate(vector_block_bytes<T>(swap_log_capacity)));
         std::memset(h, 0, sizeof(vector_header));
         h->magic = vector_magic;
         h->element_size = sizeof(T);
@@ -98,13 +98,7 @@ public:
             h->data = offset_of(pool, data);
             h->capacity = initial_capacity;
         }
-        pmem::pwb_range(h, sizeof(vector_header));
-        pmem::pfence();  // PP: the header is complete before the anchor names it
-        anchor = offset_of(pool, h);
-        pmem::pwb(&anchor);
-        pmem::pfence();  // PP: reachable from the caller's root: the blocks may be confirmed
-        heap.confirm_allocation(block);
-        if (data) heap.confirm_allocation(data);
+        publish_new(pool, heap, anchor, h, sizeof(vector_header), data);
         return h;
     }
 

@@ -1,0 +1,34 @@
+// ferrite/containers/publish.hpp: the last steps of creating a container in a pool, shared by
+// every core whose header and element blocks come from the heap's confirm protocol
+// (persistent_vector_core, persistent_deque_core).
+//
+// Crash consistency: the header is durable before the anchor names it; the anchor is the
+// commit point; only then are the blocks confirmed. A crash before the anchor persists
+// leaves two unconfirmed blocks that the heap's finish_recovery() frees; a crash between the
+// anchor and the confirmations is finished by the container's recover(), which confirms the
+// blocks it reaches (confirm_allocation is idempotent).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ferrite/pmem/pool.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::containers {
+
+// `header` (header_bytes written) and `data` (may be null) were allocated from `heap` and are
+// pending; `anchor` is the caller's persistent word that will name the header.
+template <class Heap>
+void publish_new(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, void* header, std::size_t header_bytes,
+                 void* data) {
+    pmem::pwb_range(header, header_bytes);
+    pmem::pfence();  // PP: the header is complete before the anchor names it
+    anchor = static_cast<std::uint64_t>(static_cast<std::byte*>(header) - pool.base());
+    pmem::pwb(&anchor);
+    pmem::pfence();  // PP: reachable from the caller's root: the blocks may be confirmed
+    heap.confirm_allocation(header);
+    if (data) heap.confirm_allocation(data);
+}
+
+}  // namespace ferrite::containers
