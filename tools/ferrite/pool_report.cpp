@@ -10,9 +10,7 @@
 
 namespace ferrite::cli {
 
-nlohmann::json heap_json(const pmem::pool& p) {
-    auto& pool = const_cast<pmem::pool&>(p);  // opened read-only: buddy_heap::open only reads
-    const auto heap = alloc::buddy_heap::open(pool, p.heap_offset());
+nlohmann::json heap_json(const pmem::pool& p, const alloc::buddy_heap& heap) {
     const auto u = heap.usage();
     nlohmann::json orders = nlohmann::json::array();
     for (unsigned k = u.min_order; k <= u.max_order; ++k)
@@ -33,9 +31,7 @@ nlohmann::json heap_json(const pmem::pool& p) {
 }
 
 // The named objects of the pool's catalog (the pool has a heap and a catalog).
-nlohmann::json objects_json(const pmem::pool& p) {
-    auto& pool = const_cast<pmem::pool&>(p);  // opened read-only: opening an existing catalog only reads
-    auto heap = alloc::buddy_heap::open(pool, p.heap_offset());
+nlohmann::json objects_json(pmem::pool& pool, alloc::buddy_heap& heap) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& o : catalog(pool, heap).list())
         out.push_back({{"name", o.name},
@@ -67,8 +63,14 @@ nlohmann::json pool_info_json(const pmem::pool& p) {
     j["root"] = st.root_offset == 0
                     ? nlohmann::json(nullptr)
                     : nlohmann::json{{"offset", st.root_offset}, {"size", st.root_size}};
-    j["heap"] = st.heap_offset == 0 ? nlohmann::json(nullptr) : heap_json(p);
-    j["objects"] = st.heap_offset == 0 || st.catalog_offset == 0 ? nlohmann::json(nullptr) : objects_json(p);
+    j["heap"] = j["objects"] = nullptr;
+    if (st.heap_offset != 0) {
+        // The pool is open read-only: opening its heap and an existing catalog only reads.
+        auto& pool = const_cast<pmem::pool&>(p);
+        auto heap = alloc::buddy_heap::open(pool, p.heap_offset());
+        j["heap"] = heap_json(p, heap);
+        if (st.catalog_offset != 0) j["objects"] = objects_json(pool, heap);
+    }
     j["persistence"] = {
         {"backend", std::string(pmem::to_string(pmem::current_backend()))},
         {"counters",
