@@ -9,20 +9,21 @@
 // Algorithm. Every thread t (a stable id 0..N-1) owns a persistent record with two
 // announcement slots and a word `valid` (bit 0: the active slot; bit 1: "ready", the papers'
 // MSB). OP (alg. 1-18): write the inactive slot {status := BOTTOM, epoch, param, name, seq},
-// pwb + pfence; valid := slot (not ready), pwb + pfence; then set the ready bit (never written
-// back). Then wait for "my response is durable OR the combiner lock is free" (spin, then
-// futex: sync::futex_lock::wait_for). The lock holder runs one combining phase at cEpoch = c
+// then valid := slot | ready (no write-back, no fence: see the differences). Then wait for
+// "my response is durable OR the combiner lock is free" (spin, then futex:
+// sync::futex_lock::wait_for). The lock holder runs one combining phase at cEpoch = c
 // (even): COLLECT every ready slot whose status is BOTTOM (stamping ann.epoch := c), let the
 // structure eliminate and apply the batch on a working copy of the roots (the structure
 // hooks, below), write the *inactive* root copy, pwb every collected announcement and every
 // node written, ONE pfence; cEpoch := c+1, pwb, pfence (the roots share cEpoch's line, so
-// this write-back persists them too: dfc_layout.hpp); cEpoch := c+2
-// (never written back); release the lock. The active roots are roots[(cEpoch/2) % 2].
+// this write-back persists them too: dfc_layout.hpp); cEpoch := c+2 (never written back);
+// release the lock. The active roots are roots[(cEpoch/2) % 2].
 // RECOVER (alg. 26-43): round an odd cEpoch up; rebuild the volatile node bitmap from the
-// nodes reachable from the active roots (garbage collection); for every thread set the
-// ready bit and re-arm (status := BOTTOM) an active announcement collected in the crashed
-// phase (ann.epoch == cEpoch); run one combining phase. Afterwards every announcement whose
-// `valid` was durable has a durable response.
+// nodes reachable from the active roots (garbage collection); for every thread take the
+// slot with the higher durable seq as the active one, set the ready bit and re-arm
+// (status := BOTTOM) an active announcement collected in the crashed phase
+// (ann.epoch == cEpoch); run one combining phase. Afterwards every announcement whose seq
+// was durable has a durable response.
 //
 // The structure supplies (see dfc_stack.hpp for a complete one):
 //   static constexpr unsigned root_count;                  // root words (<= 3)
@@ -44,8 +45,18 @@
 //     (defect #2: with "all fields 0" the paper's recovery re-arms slots never used).
 //   * Every announcement carries a per-thread sequence number (seq = the active slot's + 1),
 //     so after a crash a thread can tell "my last operation" from "the one before" (#10):
-//     recovered(tid) reports the highest seq found in either slot and whether it is the
-//     active (durably announced, hence executed) one.
+//     recovered(tid) reports the operation with the highest durable seq (executed, by its
+//     phase or by recovery).
+//   * The announcement costs its thread no persistence instruction at all (the papers: two
+//     pwb and two pfence, one for the slot and one for `valid`). `valid` is volatile; the
+//     active slot after a crash is the one with the higher durable seq, and seq is the
+//     slot's last store, so a durable seq means a durable slot (axiom 1). The slot reaches
+//     the media at the latest with the write-back of its line by the combiner that collects
+//     it, which comes before that phase's commit (the response shares the line). So an
+//     operation whose effect is durable has a durable announcement, and one whose seq never
+//     became durable was never committed: recovered() then reports the previous seq and the
+//     caller, who noted the newer one, knows to redo it. An announcement that became
+//     durable without being collected (an eviction) is executed by recovery, exactly once.
 //   * Waiting: a waiter returns only when its status is not BOTTOM *and* cEpoch >= the
 //     collecting epoch + 2 (read from its own announcement, behind the status). The papers
 //     wait for cEpoch >= opEpoch + 2 with opEpoch read before announcing; a late arrival
@@ -75,11 +86,11 @@
 //   PP: the phase's commit, the pfence after cEpoch := c+1 is written back: from then on the
 //       new root copy is active and every response of the phase durable. A thread is
 //       released only after it (c+2 is visible only after c+1 persisted).
-//   Announcement: an operation whose `valid` write reached the media is executed exactly
-//   once: before the commit of the phase that collected it, recovery re-arms and
-//   re-executes it (epoch == cEpoch); after, its durable response stays. An operation whose
-//   `valid` did not reach the media is not executed, and recovered() says so (its slot is
-//   not the active one).
+//   Announcement: an operation whose seq reached the media is executed exactly once:
+//   before the commit of the phase that collected it, recovery re-arms and re-executes it
+//   (epoch == cEpoch); after, its durable response stays. An operation whose seq did not
+//   reach the media was not committed (the collecting combiner writes its line back before
+//   the commit) and is not executed: recovered() reports the seq before it.
 //
 // Usage (exactly-once with the detectable API; see also docs/dfc.md):
 //
@@ -259,11 +270,9 @@ public:
         a.param.store(param, std::memory_order_relaxed);
         a.name.store(name, std::memory_order_relaxed);
         a.seq.store(seq, std::memory_order_relaxed);  // last: a durable seq means a durable slot
-        pmem::pwb(&a);
-        pmem::pfence();  // the slot is durable before `valid` can point at it
-        rec.valid.store(slot, std::memory_order_release);
-        pmem::pwb(&rec.valid);
-        pmem::pfence();  // PP (announcement): from here the operation will be executed exactly once
+        // No write-back and no fence here: the combiner that collects the slot writes its
+        // line back before its commit (the response shares the line), and recovery takes
+        // the slot with the highest durable seq as the active one.
         rec.valid.store(slot | dfc_ready_bit, std::memory_order_release);  // collectable
 
         const auto done = [&] {
@@ -308,8 +317,9 @@ public:
         const auto threads = r_.header->threads;
         for (std::uint64_t t = 0; t < threads; ++t) {
             auto& rec = r_.threads[t];
-            const std::uint64_t s = rec.valid.load(std::memory_order_relaxed) & 1;
+            const unsigned s = durable_slot(rec);
             auto& a = rec.ann[s];
+            rec.valid.store(s, std::memory_order_relaxed);
             if (a.name.load(std::memory_order_relaxed) == dfc_none_op) continue;  // never used (#2)
             if (a.epoch.load(std::memory_order_relaxed) == c)  // collected by the crashed phase
                 a.status.store(static_cast<std::uint64_t>(dfc_status::bottom), std::memory_order_relaxed);
@@ -321,25 +331,20 @@ public:
         v_->recovered = true;
     }
 
-    // What thread `tid` needs to know about its latest operation (call after recover()).
+    // What thread `tid` needs to know about its latest operation (call after recover()):
+    // the one in the slot with the highest seq. Recovery executed it if it was not yet, so
+    // it took effect; an announcement whose seq never became durable is not reported (the
+    // caller who noted that seq sees a smaller one and knows it never took effect).
     dfc_recovered_op recovered(unsigned tid) const noexcept {
         const auto& rec = r_.threads[tid];
-        const unsigned active = static_cast<unsigned>(rec.valid.load(std::memory_order_acquire) & 1);
-        unsigned best = active;
-        const auto seq_of = [&](unsigned s) {
-            return rec.ann[s].name.load(std::memory_order_relaxed) == dfc_none_op
-                       ? 0
-                       : rec.ann[s].seq.load(std::memory_order_relaxed);
-        };
-        if (seq_of(1 - active) > seq_of(active)) best = 1 - active;
-        const auto& a = rec.ann[best];
+        const auto& a = rec.ann[durable_slot(rec)];
         dfc_recovered_op out;
-        out.seq = seq_of(best);
-        if (out.seq == 0) return out;
+        if (a.name.load(std::memory_order_relaxed) == dfc_none_op) return out;
+        out.seq = a.seq.load(std::memory_order_relaxed);
         out.name = a.name.load(std::memory_order_relaxed);
         out.param = a.param.load(std::memory_order_relaxed);
         const auto st = static_cast<dfc_status>(a.status.load(std::memory_order_acquire));
-        out.took_effect = best == active && st != dfc_status::bottom && st != dfc_status::none;
+        out.took_effect = st != dfc_status::bottom && st != dfc_status::none;
         if (out.took_effect) out.response = {st, a.value.load(std::memory_order_relaxed)};
         return out;
     }
@@ -412,6 +417,18 @@ private:
     static void check_region(void* region) {
         if (region == nullptr || reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
             throw usage_error("dfc: the region must be 64-byte aligned (e.g. a pool root)");
+    }
+
+    // The active announcement slot of a thread record as the media holds it: the used slot
+    // with the higher seq (seq is stored last in the slot's line, so a durable seq means a
+    // durable slot). 0 if neither slot was ever used.
+    static unsigned durable_slot(const dfc_thread_record& rec) noexcept {
+        const auto seq_of = [&](unsigned s) {
+            return rec.ann[s].name.load(std::memory_order_relaxed) == dfc_none_op
+                       ? 0
+                       : rec.ann[s].seq.load(std::memory_order_relaxed);
+        };
+        return seq_of(1) > seq_of(0) ? 1 : 0;
     }
 
     // Recovery's garbage collection: every node reachable from the active roots is in use.

@@ -72,8 +72,10 @@ struct alignas(64) dfc_announcement {  // persistent, one line
     std::atomic<std::uint64_t> seq;     // per-thread operation number, from 1 (defect #10)
 };
 
-// valid: bit 0 = the active slot (LSB), bit 1 = ready to be collected (the papers' MSB,
-// never written back on purpose: recovery sets it for everyone).
+// valid: bit 0 = the active slot (LSB), bit 1 = ready to be collected (the papers' MSB).
+// Never written back: recovery recomputes it from the slots' seqs (dfc.hpp). It keeps its
+// own line so that the owner's store does not pull an announcement line away from a
+// combiner.
 inline constexpr std::uint64_t dfc_ready_bit = 2;
 
 struct alignas(64) dfc_thread_record {  // persistent

@@ -43,8 +43,8 @@ private:
 };
 
 // What OP does before it waits (alg. 1-12): thread `tid` announces (name, param) and is
-// ready to be collected. With `complete` false it stops before `valid` points at the slot
-// (a crash in the middle of the announcement).
+// ready to be collected. With `complete` false the slot's last store, its seq, is missing
+// (a crash in the middle of the announcement, before the seq reached the media).
 inline void announce_raw(ferrite::combining::dfc_region r, unsigned tid, std::uint64_t name,
                          std::uint64_t param, bool complete = true) {
     using namespace ferrite::combining;
@@ -57,8 +57,9 @@ inline void announce_raw(ferrite::combining::dfc_region r, unsigned tid, std::ui
     a.epoch = r.epoch->epoch.load() + (r.epoch->epoch.load() & 1);
     a.param = param;
     a.name = name;
+    if (!complete) return;
     a.seq = rec.ann[v & 1].seq.load() + 1;
-    if (complete) rec.valid = slot | dfc_ready_bit;
+    rec.valid = slot | dfc_ready_bit;
 }
 
 }  // namespace ferrite_test
