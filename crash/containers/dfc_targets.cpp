@@ -2,14 +2,17 @@
 //
 // Workload: each thread runs a seeded mix of pushes (values tid << 32 | i, so thread 0's
 // first value is 0: BOTTOM must differ from it) and pops (for the deque at both ends, for
-// the queue enqueue/dequeue), 3 threads by default, on a structure whose node pool holds a
-// node for every push of the run (at least 256). The combiner records, through the
+// the queue enqueue/dequeue), 3 threads by default, on a structure whose region holds 4
+// nodes and whose node pool grows into a buddy heap in the pool (chunks of 4, 8, 16, ...
+// nodes: every run grows it several times, and crashes hit growth too). The combiner records, through the
 // structure's Trace policy, every response in linearization order with its phase's epoch.
 // Each thread records what every operation returned before progress.end().
 //
-// Recovery: open the region, recover() (restartable: the simulator crashes it too).
+// Recovery: heap.recover(), open the region with the heap and recover() (restartable: the
+// simulator crashes it too), heap.finish_recovery().
 // Checker (verify), after recovering once more (idempotence):
-//   * structure invariants (deque: prev mirrors next);
+//   * structure invariants (deque: prev mirrors next); the heap is consistent and its live
+//     blocks are exactly the node chunks the structure's chunk table names (no leak);
 //   * detectability, per thread t with k operations returned: recover(t) reports seq k (or
 //     k + 1 if operation k + 1 was pending); seq k: took effect, with the response the
 //     thread saw; seq k + 1: its name/param are the pending operation's;
@@ -23,6 +26,7 @@
 //     latest, took_effect, not in the replayed phases) are applied in some order to the
 //     replayed state giving exactly their recovered responses and the recovered contents.
 #include <algorithm>
+#include <bit>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -32,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/containers/dfc_deque.hpp"
 #include "ferrite/containers/dfc_queue.hpp"
 #include "ferrite/containers/dfc_stack.hpp"
@@ -43,9 +48,17 @@ namespace {
 
 using combining::dfc_response;
 using combining::dfc_status;
-// Enough nodes for every push of a run (a full pool would answer `full`, which the model
-// accepts as "no effect" but cannot predict exactly: frees wait for their phase's commit).
-std::uint64_t node_capacity(const sim::run_config& c) { return std::max<std::uint64_t>(256, c.threads * c.ops_per_thread); }
+// The region's own nodes and the first grown chunk: small, so that every run grows.
+inline constexpr std::uint64_t region_nodes = 4;
+inline constexpr std::uint64_t first_growth_nodes = 4;
+// A heap with room for chunks holding every push of a run (a full pool would answer `full`,
+// which the model accepts as "no effect" but cannot predict exactly: frees wait for their
+// phase's commit). Chunks double, so they hold at most 2x the nodes in use; a buddy block
+// at most doubles again.
+std::uint64_t heap_bytes(const sim::run_config& c) {
+    const std::uint64_t nodes = std::max<std::uint64_t>(64, c.threads * c.ops_per_thread);
+    return (std::bit_ceil(nodes * 4 * sizeof(combining::dfc_node)) + 64 * 1024 + 4095) / 4096 * 4096;
+}
 
 struct trace_entry {
     std::uint64_t epoch;
@@ -166,10 +179,23 @@ public:
     dfc_workload(pmem::pool& p, const sim::run_config& c)
         : config_(c), progress_(c.threads), trace_(c.threads * c.ops_per_thread),
           observed_(c.threads, std::vector<dfc_response>(c.ops_per_thread)),
-          s_(container::create(region(p, c), bytes(c), c.threads, {}, recording_trace{&trace_})) {}
+          heap_(alloc::buddy_heap::create(p, heap_offset(p, c), heap_bytes(c))),
+          s_(container::create(region(p, c), bytes(c), c.threads, options(heap_), recording_trace{&trace_})) {}
 
-    static std::size_t bytes(const sim::run_config& c) { return container::required_bytes(c.threads, node_capacity(c)); }
-    static void* region(pmem::pool& p, const sim::run_config& c) { return p.root_bytes(bytes(c)); }
+    // The pool's root: the DFC region (rounded up to a page), then the heap.
+    static std::size_t bytes(const sim::run_config& c) { return container::required_bytes(c.threads, region_nodes); }
+    static std::size_t region_span(const sim::run_config& c) { return (bytes(c) + 4095) / 4096 * 4096; }
+    static std::size_t root_bytes(const sim::run_config& c) { return region_span(c) + heap_bytes(c); }
+    static void* region(pmem::pool& p, const sim::run_config& c) { return p.root_bytes(root_bytes(c)); }
+    static std::uint64_t heap_offset(pmem::pool& p, const sim::run_config& c) {
+        return static_cast<std::uint64_t>(static_cast<std::byte*>(region(p, c)) - p.base()) + region_span(c);
+    }
+    static combining::dfc_options options(alloc::buddy_heap& heap) {
+        combining::dfc_options o;
+        o.grow_from = &heap;
+        o.first_growth_nodes = first_growth_nodes;
+        return o;
+    }
 
     // Operation i of thread tid: (name, value), a function of (seed, tid, i).
     std::pair<std::uint64_t, std::uint64_t> op_of(unsigned tid, std::uint64_t i) const {
@@ -192,14 +218,21 @@ public:
     const sim::op_progress& progress() const noexcept override { return progress_; }
 
     void recover(pmem::pool& image) const override {
-        auto s = container::open(region(image, config_), bytes(config_));
+        auto heap = alloc::buddy_heap::open(image, heap_offset(image, config_));
+        heap.recover();
+        auto s = container::open(region(image, config_), bytes(config_), options(heap));
         s.recover();
+        heap.finish_recovery();
     }
 
     std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
-        auto s = container::open(region(image, config_), bytes(config_));
+        auto heap = alloc::buddy_heap::open(image, heap_offset(image, config_));
+        heap.recover();
+        auto s = container::open(region(image, config_), bytes(config_), options(heap));
         s.recover();
+        heap.finish_recovery();
         if (auto problem = Kind::check(s); !problem.empty()) return "structure invalid: " + problem;
+        if (auto problem = check_heap(heap, image); !problem.empty()) return problem;
         const model recovered = Kind::contents(s);
         const unsigned threads = config_.threads;
         std::vector<combining::dfc_recovered_op> rec(threads);
@@ -292,10 +325,30 @@ private:
                std::to_string(upto) + " committed and " + std::to_string(rest.size()) + " recovered operations gives";
     }
 
+    // The heap is consistent and holds exactly the structure's node chunks.
+    std::string check_heap(const alloc::buddy_heap& heap, pmem::pool& image) const {
+        if (auto problems = heap.check(); !problems.empty()) return "heap: " + problems.front();
+        const auto* table = combining::dfc_region::at(region(image, config_), config_.threads).chunks;
+        std::set<std::uint64_t> chunks;
+        for (auto off : table->offset)
+            if (off != 0) chunks.insert(off);
+        std::size_t live = 0;
+        for (const auto& b : heap.blocks()) {
+            if (b.state == alloc::block_state::free) continue;
+            if (b.state != alloc::block_state::live)
+                return std::string("heap: a block is still ") + alloc::to_string(b.state) + " after recovery";
+            if (!chunks.contains(b.offset)) return "heap: leak: the live block at heap offset " + std::to_string(b.offset) + " is no node chunk";
+            ++live;
+        }
+        if (live != chunks.size()) return "heap: a node chunk of the table is not a live block";
+        return {};
+    }
+
     sim::run_config config_;
     sim::op_progress progress_;
     trace_log trace_;
     std::vector<std::vector<dfc_response>> observed_;
+    alloc::buddy_heap heap_;  // before s_: the structure grows into it
     container s_;
 };
 
@@ -306,10 +359,14 @@ public:
     std::string_view name() const override { return name_; }
     std::string_view summary() const override { return summary_; }
     std::uint64_t pool_size(const sim::run_config& c) const override {
-        const auto need = 4096 + dfc_workload<Kind>::bytes(c) + 4096;
+        const auto need = 4096 + dfc_workload<Kind>::root_bytes(c) + 4096;
         return std::max<std::uint64_t>(64 * 1024, (need + 4095) / 4096 * 4096);
     }
     unsigned default_threads() const override { return 3; }
+    // Its own code: the heap's sites are the alloc target's to kill.
+    std::vector<std::string> mutation_scope() const override {
+        return {"include/ferrite/combining/dfc", "include/ferrite/containers/dfc_"};
+    }
     std::uint64_t default_ops_per_thread() const override { return 30; }
     std::unique_ptr<sim::workload> prepare(pmem::pool& fresh, const sim::run_config& c) const override {
         return std::make_unique<dfc_workload<Kind>>(fresh, c);

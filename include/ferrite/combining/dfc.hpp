@@ -28,14 +28,17 @@
 // The structure supplies (see dfc_stack.hpp for a complete one):
 //   static constexpr unsigned root_count;                  // root words (<= 3)
 //   template <class Phase> static void combine(Phase& ph) noexcept;
-//       ph.ops(): the collected operations (tid order); ph.elimination(); ph.root(k);
+//       ph.ops(): the collected operations (tid order); ph.list(0..3): scratch lists;
+//       ph.elimination(); ph.root(k);
 //       ph.node(n); ph.allocate() (0 = pool exhausted); ph.written(n) (node n must be
 //       written back before the commit); ph.free_after_commit(n); ph.respond(op, response)
 //       in LINEARIZATION ORDER (eliminated pairs first, then the order applied).
-//   template <class Visit> static void reachable(const std::uint64_t* roots, dfc_node* nodes,
-//       std::uint64_t capacity, Visit&& visit);
-//       calls visit(n) for every node of the active version (recovery GC); may repair
-//       links that no committed version reads; throws ferrite::error on a malformed list.
+//   template <class NodeAt, class Visit> static void reachable(const std::uint64_t* roots,
+//       NodeAt&& node, Visit&& visit);
+//       calls visit(n) for every node of the active version (recovery GC) before reading
+//       node(n) (visit throws ferrite::error on a link outside the pool or a cycle); may
+//       repair links that no committed version reads; throws ferrite::error on a malformed
+//       list.
 // The engine owns the order collect -> structure -> pwb -> pfence -> cEpoch commit ->
 // publish, so every structure gets the fence order right by construction.
 //
@@ -116,6 +119,7 @@
 
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/combining/dfc_node_pool.hpp"
+#include "ferrite/combining/dfc_node_store.hpp"
 #include "ferrite/combining/publication.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/counters.hpp"
@@ -127,6 +131,13 @@ namespace ferrite::combining {
 
 struct dfc_options {
     bool elimination = true;  // pair opposite operations inside a phase (stack, deque)
+    // The heap the node pool grows into once the region's nodes are all in use (null: the
+    // pool keeps the region's capacity and a push beyond it answers `full`). A structure
+    // that grew must be opened with its heap, between heap.recover() and
+    // heap.finish_recovery() (dfc_node_store.hpp).
+    alloc::buddy_heap* grow_from = nullptr;
+    // create() only: nodes in the first grown chunk; chunk k holds this << (k - 1).
+    std::uint64_t first_growth_nodes = 4096;
 };
 
 // What recovered(tid) tells a thread about its latest operation.
@@ -204,7 +215,11 @@ public:
         auto r = dfc_region::at(region, threads);
         // Everything but the header is zeroed and written back before the header's magic:
         // a region whose magic is durable is a complete empty structure.
+        if (o.first_growth_nodes == 0 || o.first_growth_nodes > dfc_node_store::index_mask)
+            throw usage_error("dfc: first_growth_nodes must be between 1 and 2^32 - 1");
         r.epoch->epoch.store(0, std::memory_order_relaxed);
+        r.chunks->first_growth_nodes = o.first_growth_nodes;
+        for (auto& off : r.chunks->offset) off = 0;
         for (auto* rc : {&r.roots[0], &r.roots[1]})
             for (auto& w : rc->node) w.store(0, std::memory_order_relaxed);
         for (unsigned t = 0; t < threads; ++t) {
@@ -313,6 +328,7 @@ public:
             ++c;
             r_.epoch->epoch.store(c, std::memory_order_relaxed);
         }
+        v_->nodes.recover_chunks();
         collect_garbage(c);
         const auto threads = r_.header->threads;
         for (std::uint64_t t = 0; t < threads; ++t) {
@@ -351,14 +367,15 @@ public:
 
     // ---- observers (quiescent use: tests, checkers, tools) -----------------------------
     unsigned threads() const noexcept { return static_cast<unsigned>(r_.header->threads); }
-    std::uint64_t capacity() const noexcept { return r_.header->capacity; }
+    std::uint64_t capacity() const noexcept { return v_->nodes.capacity(); }  // every chunk's
+    unsigned node_chunks() const noexcept { return v_->nodes.chunks(); }
+    bool contains(std::uint64_t n) const noexcept { return v_->nodes.contains(n); }
     std::uint64_t epoch() const noexcept { return r_.epoch->epoch.load(std::memory_order_acquire); }
     std::uint64_t root(unsigned k) const noexcept {
         return r_.roots[(epoch() / 2) % 2].node[k].load(std::memory_order_acquire);
     }
-    const dfc_node& node(std::uint64_t n) const noexcept { return r_.nodes[n]; }
-    std::uint64_t nodes_in_use() const noexcept { return v_->bitmap.used(); }
-    const node_bitmap& bitmap() const noexcept { return v_->bitmap; }
+    const dfc_node& node(std::uint64_t n) const noexcept { return v_->nodes.node(n); }
+    std::uint64_t nodes_in_use() const noexcept { return v_->nodes.used(); }
     const dfc_stats& stats() const noexcept { return v_->stats; }
     const dfc_options& options() const noexcept { return v_->options; }
     Trace& trace() noexcept { return v_->trace; }
@@ -367,11 +384,15 @@ public:
     class phase {
     public:
         std::span<dfc_op> ops() noexcept { return d_.v_->ops; }
+        // Scratch lists of operations for the structure (this engine's: a combine() may be
+        // interrupted by a crash check that runs another engine's phase on this thread).
+        std::vector<dfc_op*>& list(unsigned k) noexcept { return d_.v_->lists[k]; }
         bool elimination() const noexcept { return d_.v_->options.elimination; }
         std::uint64_t& root(unsigned k) noexcept { return d_.v_->work_roots[k]; }
-        dfc_node& node(std::uint64_t n) noexcept { return d_.r_.nodes[n]; }
-        // A free node (its contents are garbage), or 0 if the pool is exhausted.
-        std::uint64_t allocate() noexcept { return d_.v_->bitmap.allocate(); }
+        dfc_node& node(std::uint64_t n) noexcept { return d_.v_->nodes.node(n); }
+        // A free node (its contents are garbage; the pool grows if it can), or 0 if the
+        // pool is exhausted.
+        std::uint64_t allocate() noexcept { return d_.v_->nodes.allocate(); }
         // Node n was written and is part of the new version: write it back before the commit.
         void written(std::uint64_t n) { d_.v_->dirty.push_back(n); }
         // Node n left the structure: reusable after this phase commits (#9).
@@ -398,10 +419,11 @@ private:
         bool recovered = false;
         dfc_options options;
         Trace trace;
-        node_bitmap bitmap;
+        dfc_node_store nodes;  // chunk table binding + volatile bitmaps
         std::uint64_t phase_epoch = 0;
         std::uint64_t work_roots[dfc_max_roots] = {};
         std::vector<dfc_op> ops;  // combiner's scratch
+        std::vector<dfc_op*> lists[4];  // the structure's (phase::list)
         std::vector<std::uint64_t> dirty, freed;
         std::vector<const void*> lines;
         dfc_stats stats;
@@ -410,8 +432,9 @@ private:
     dfc(dfc_region r, dfc_options o, Trace t) : r_(r), v_(std::make_unique<volatile_state>()) {
         v_->options = o;
         v_->trace = std::move(t);
-        v_->bitmap.reset_all_free(r.header->capacity);
+        v_->nodes.attach(r.nodes, r.header->capacity, r.chunks, o.grow_from);  // may throw: nothing changed yet
         v_->ops.reserve(r.header->threads);
+        for (auto& l : v_->lists) l.reserve(r.header->threads);
     }
 
     static void check_region(void* region) {
@@ -433,17 +456,18 @@ private:
 
     // Recovery's garbage collection: every node reachable from the active roots is in use.
     void collect_garbage(std::uint64_t c) {
-        auto& bm = v_->bitmap;
-        const auto cap = r_.header->capacity;
-        bm.reset_all_free(cap);
+        auto& store = v_->nodes;
+        store.reset_all_free();
         std::uint64_t roots[dfc_max_roots];
         for (unsigned k = 0; k < S::root_count; ++k)
             roots[k] = r_.roots[(c / 2) % 2].node[k].load(std::memory_order_relaxed);
-        S::reachable(roots, r_.nodes, cap, [&](std::uint64_t n) {
-            if (n == 0 || n > cap) throw error("dfc recovery: a link points outside the node pool");
-            if (!bm.is_free(n)) throw error("dfc recovery: a node is reachable twice (cycle)");
-            bm.take(n);
-        });
+        S::reachable(
+            roots, [&](std::uint64_t n) -> dfc_node& { return store.node(n); },
+            [&](std::uint64_t n) {
+                if (!store.contains(n)) throw error("dfc recovery: a link points outside the node pool");
+                if (!store.is_free(n)) throw error("dfc recovery: a node is reachable twice (cycle)");
+                store.take(n);
+            });
     }
 
     // One combining phase (alg. 51-85 with REDUCE's collection). Holds the combiner lock.
@@ -481,7 +505,7 @@ private:
         for (const auto& op : v.ops) pmem::pwb(&r_.threads[op.tid].ann[op.slot]);
         v.lines.clear();
         for (auto n : v.dirty)  // two nodes share a line: write each line back once
-            v.lines.push_back(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(&r_.nodes[n]) &
+            v.lines.push_back(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(&v.nodes.node(n)) &
                                                             ~std::uintptr_t{pmem::cache_line_size - 1}));
         std::sort(v.lines.begin(), v.lines.end());
         v.lines.erase(std::unique(v.lines.begin(), v.lines.end()), v.lines.end());
@@ -493,7 +517,7 @@ private:
         pmem::pwb(&r_.epoch->epoch);
         pmem::pfence();  // PP: the phase's commit point (the new roots are active)
         r_.epoch->epoch.store(c + 2, std::memory_order_release);  // releases the waiters
-        for (auto n : v.freed) v.bitmap.release(n);
+        for (auto n : v.freed) v.nodes.release(n);
         v.trace.phase_done(c);
         v.stats.on_phase(v.ops.size(), pmem::thread_counters() - before);
     }

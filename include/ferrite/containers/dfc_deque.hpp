@@ -63,7 +63,7 @@ public:
         static void combine(Phase& ph) noexcept {
             using combining::dfc_status;
             namespace d = containers::dfc_detail;
-            auto &pf = d::tls_list_a, &qf = d::tls_list_b, &pb = d::tls_list_c, &qb = d::tls_list_d;
+            auto &pf = ph.list(0), &qf = ph.list(1), &pb = ph.list(2), &qb = ph.list(3);
             pf.clear(), qf.clear(), pb.clear(), qb.clear();
             for (auto& op : ph.ops()) {
                 switch (op.name) {
@@ -135,18 +135,18 @@ public:
             }
         }
 
-        template <class Visit>
-        static void reachable(const std::uint64_t* roots, combining::dfc_node* nodes, std::uint64_t, Visit&& visit) {
+        template <class NodeAt, class Visit>
+        static void reachable(const std::uint64_t* roots, NodeAt&& node, Visit&& visit) {
             const std::uint64_t head = roots[0], tail = roots[1];
             if ((head == 0) != (tail == 0)) throw error("dfc_deque recovery: head and tail disagree on emptiness");
             std::uint64_t prev = 0;
-            for (std::uint64_t n = head; n != 0; prev = n, n = nodes[n].next) {
-                visit(n);  // checks the range and cycles before nodes[n] is read
-                if (prev != 0 && nodes[n].prev != prev)
+            for (std::uint64_t n = head; n != 0; prev = n, n = node(n).next) {
+                visit(n);  // checks the range and cycles before node(n) is read
+                if (prev != 0 && node(n).prev != prev)
                     throw error("dfc_deque recovery: a prev link does not mirror its next link");
                 if (n == tail) {
-                    nodes[head].prev = 0;  // repairs (#8): fields no committed version reads
-                    nodes[n].next = 0;
+                    node(head).prev = 0;  // repairs (#8): fields no committed version reads
+                    node(n).next = 0;
                     return;
                 }
             }
@@ -173,7 +173,7 @@ public:
         if ((head == 0) != (tail == 0)) return "head and tail disagree on emptiness";
         std::uint64_t steps = 0;
         for (std::uint64_t n = head, prev = 0; n != 0; prev = n, n = e_.node(n).next) {
-            if (n > e_.capacity() || ++steps > e_.capacity()) return "a link leaves the node pool or cycles";
+            if (!e_.contains(n) || ++steps > e_.capacity()) return "a link leaves the node pool or cycles";
             if (prev != 0 && e_.node(n).prev != prev) return "a prev link does not mirror its next link";
             if (n == tail) return {};
         }

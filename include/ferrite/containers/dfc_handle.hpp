@@ -81,7 +81,7 @@ protected:
         const auto& e = engine();
         std::vector<T> out;
         const std::uint64_t last = until_root1 ? e.root(1) : 0;
-        for (std::uint64_t n = e.root(0); n != 0 && out.size() <= e.capacity(); n = e.node(n).next) {
+        for (std::uint64_t n = e.root(0); n != 0 && e.contains(n) && out.size() <= e.capacity(); n = e.node(n).next) {
             out.push_back(dfc_detail::from_word<T>(e.node(n).param));
             if (until_root1 && n == last) break;
         }

@@ -96,14 +96,14 @@ public:
             ph.root(1) = tail;
         }
 
-        template <class Visit>
-        static void reachable(const std::uint64_t* roots, combining::dfc_node* nodes, std::uint64_t, Visit&& visit) {
+        template <class NodeAt, class Visit>
+        static void reachable(const std::uint64_t* roots, NodeAt&& node, Visit&& visit) {
             const std::uint64_t head = roots[0], tail = roots[1];
             if ((head == 0) != (tail == 0)) throw error("dfc_queue recovery: head and tail disagree on emptiness");
-            for (std::uint64_t n = head; n != 0; n = nodes[n].next) {
-                visit(n);  // checks the range and cycles before nodes[n] is read
+            for (std::uint64_t n = head; n != 0; n = node(n).next) {
+                visit(n);  // checks the range and cycles before node(n) is read
                 if (n == tail) {
-                    nodes[n].next = 0;  // repair (#8): a crashed phase may have linked past the tail
+                    node(n).next = 0;  // repair (#8): a crashed phase may have linked past the tail
                     return;
                 }
             }

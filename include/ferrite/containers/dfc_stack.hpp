@@ -48,9 +48,6 @@ namespace ferrite {
 
 namespace containers::dfc_detail {
 
-// Combiner-only scratch for pairing operations (grown, never shrunk).
-inline thread_local std::vector<combining::dfc_op*> tls_list_a, tls_list_b, tls_list_c, tls_list_d;
-
 // Pair the operations of `pushes` with those of `pops` (both consumed from the back):
 // push -> ACK, pop -> the pushed value. What remains is the surplus of one side.
 template <class Phase>
@@ -85,8 +82,8 @@ public:
 
         template <class Phase>
         static void combine(Phase& ph) noexcept {
-            auto& pushes = containers::dfc_detail::tls_list_a;
-            auto& pops = containers::dfc_detail::tls_list_b;
+            auto& pushes = ph.list(0);
+            auto& pops = ph.list(1);
             pushes.clear();
             pops.clear();
             for (auto& op : ph.ops()) (op.name == push_op ? pushes : pops).push_back(&op);
@@ -118,9 +115,9 @@ public:
             ph.root(0) = head;
         }
 
-        template <class Visit>
-        static void reachable(const std::uint64_t* roots, combining::dfc_node* nodes, std::uint64_t, Visit&& visit) {
-            for (std::uint64_t n = roots[0]; n != 0; n = nodes[n].next) visit(n);  // visit checks range/cycles
+        template <class NodeAt, class Visit>
+        static void reachable(const std::uint64_t* roots, NodeAt&& node, Visit&& visit) {
+            for (std::uint64_t n = roots[0]; n != 0; n = node(n).next) visit(n);  // visit checks range/cycles
         }
     };
 

@@ -1,0 +1,176 @@
+// ferrite/combining/dfc_node_store.hpp: DFC's node pool, grown into a buddy heap on demand.
+//
+// Paper: DFC stack ("003" L303-320) preallocates 4096 nodes in NVM and keeps which are in use
+// in a volatile two-level bitmap rebuilt by recovery. The issue asks for a pool that grows
+// beyond that. Here the nodes live in chunks:
+//
+//   chunk 0        the nodes inside the DFC region (its capacity is fixed at create)
+//   chunk k >= 1   first_growth_nodes << (k - 1) nodes in a block of an alloc::buddy_heap,
+//                  allocated when every node of the earlier chunks is in use
+//
+// A node number is (chunk << 32) | index, index from 1 (0 stays the null link), so finding
+// a node is one shift and one table load, and the node numbers already linked never move.
+// Each chunk has its own volatile node_bitmap (dfc_node_pool.hpp); allocation and release
+// cost no persistence instruction, as in the paper.
+//
+// Growth (by the combiner, inside a phase; rare): block := heap.allocate (pending);
+// table.offset[k-1] := its heap offset, pwb, pfence; heap.confirm_allocation(block). The
+// nodes of the new chunk are then written and linked by the phase like any other, and the
+// phase's commit makes them reachable. Chunks are never given back (a structure's pool only
+// grows, like a std::vector's capacity).
+//
+// Crash consistency
+//   persistent: the chunk table (dfc_layout.hpp), written once per chunk and before any
+//               commit that links one of its nodes (its own pfence), so every node a
+//               committed version reaches is in a chunk the media knows.
+//   crash after allocate, before the table entry is durable: the block is an unconfirmed
+//               allocation, which heap.finish_recovery() frees.
+//   crash after the table entry, before the confirmation: attach() finds the block still
+//               pending; recover_chunks() confirms it (confirm_allocation is idempotent).
+//   Hence a DFC structure that can grow is opened between heap.recover() and
+//   heap.finish_recovery(), as every heap client is (buddy_heap.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/combining/dfc_layout.hpp"
+#include "ferrite/combining/dfc_node_pool.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::combining {
+
+class dfc_node_store {
+public:
+    static constexpr unsigned index_bits = 32;
+    static constexpr std::uint64_t index_mask = (std::uint64_t{1} << index_bits) - 1;
+
+    // Nodes in chunk k >= 1 of a table whose first grown chunk holds `first` nodes.
+    static constexpr std::uint64_t grown_chunk_nodes(std::uint64_t first, unsigned k) noexcept {
+        return first << (k - 1);
+    }
+
+    // Bind to a region's chunk 0 and chunk table. Checks every grown chunk against `heap`
+    // (which may be null only if the structure never grew) and throws ferrite::error,
+    // changing nothing, if the table does not describe live blocks of that heap.
+    void attach(dfc_node* region_nodes, std::uint64_t region_capacity, dfc_chunk_table* table,
+                alloc::buddy_heap* heap) {
+        table_ = table;
+        heap_ = heap;
+        chunks_ = 1;
+        hint_ = 0;
+        base_[0] = region_nodes + 1;  // node numbers of chunk 0 start at 1, nodes[0] unused
+        capacity_[0] = region_capacity;
+        const std::uint64_t first = table->first_growth_nodes;
+        for (unsigned k = 1; k < dfc_max_chunks && table->offset[k - 1] != 0; ++k) {
+            const std::uint64_t nodes = grown_chunk_nodes(first, k);
+            if (first == 0 || nodes > index_mask || nodes > (~std::uint64_t{0} >> 6))
+                throw error("dfc: the node chunk table is corrupt (chunk " + std::to_string(k) + " has no valid size)");
+            if (heap == nullptr)
+                throw error("dfc: this structure grew its node pool into a heap; open it with that heap "
+                            "(dfc_options::grow_from)");
+            void* block = heap->at(table->offset[k - 1]);
+            const auto st = heap->state(block);
+            if ((st != alloc::block_state::live && st != alloc::block_state::allocation_pending) ||
+                heap->block_size(block) < nodes * sizeof(dfc_node))
+                throw error("dfc: node chunk " + std::to_string(k) + " is not a live block of the heap (" +
+                            alloc::to_string(st) +
+                            "): wrong heap, corrupt pool, or the heap finished its recovery before this "
+                            "structure was opened (open it between heap.recover() and heap.finish_recovery())");
+            base_[k] = static_cast<dfc_node*>(block);
+            capacity_[k] = nodes;
+            chunks_ = k + 1;
+        }
+        for (unsigned k = 0; k < chunks_; ++k) bits_[k].reset_all_free(capacity_[k]);
+    }
+
+    // Recovery: confirm a grown chunk whose allocation the crash left pending.
+    void recover_chunks() {
+        for (unsigned k = 1; k < chunks_; ++k)
+            if (heap_->state(base_[k]) == alloc::block_state::allocation_pending) heap_->confirm_allocation(base_[k]);
+    }
+
+    dfc_node& node(std::uint64_t n) const noexcept { return base_[n >> index_bits][(n & index_mask) - 1]; }
+    bool contains(std::uint64_t n) const noexcept {
+        const std::uint64_t k = n >> index_bits, i = n & index_mask;
+        return k < chunks_ && i >= 1 && i <= capacity_[k];
+    }
+    unsigned chunks() const noexcept { return chunks_; }
+    std::uint64_t capacity() const noexcept {
+        std::uint64_t c = 0;
+        for (unsigned k = 0; k < chunks_; ++k) c += capacity_[k];
+        return c;
+    }
+    std::uint64_t used() const noexcept {
+        std::uint64_t u = 0;
+        for (unsigned k = 0; k < chunks_; ++k) u += bits_[k].used();
+        return u;
+    }
+    bool can_grow() const noexcept { return heap_ != nullptr && table_->first_growth_nodes != 0; }
+
+    // A free node (contents garbage), growing the pool if every node is in use and a heap
+    // was given; 0 if none can be had (the structure answers `full`).
+    std::uint64_t allocate() noexcept {
+        for (unsigned k = hint_; k < chunks_; ++k)
+            if (const auto i = bits_[k].allocate()) {
+                hint_ = k;
+                return (std::uint64_t{k} << index_bits) | i;
+            }
+        if (!grow()) return 0;
+        hint_ = chunks_ - 1;
+        return (std::uint64_t{hint_} << index_bits) | bits_[hint_].allocate();
+    }
+    void release(std::uint64_t n) noexcept {
+        const auto k = static_cast<unsigned>(n >> index_bits);
+        bits_[k].release(n & index_mask);
+        if (k < hint_) hint_ = k;
+    }
+
+    // Recovery's garbage collection: everything free, then take() every reachable node.
+    void reset_all_free() {
+        for (unsigned k = 0; k < chunks_; ++k) bits_[k].reset_all_free(capacity_[k]);
+        hint_ = 0;
+    }
+    bool is_free(std::uint64_t n) const noexcept { return bits_[n >> index_bits].is_free(n & index_mask); }
+    void take(std::uint64_t n) noexcept { bits_[n >> index_bits].take(n & index_mask); }
+
+private:
+    bool grow() noexcept {
+        if (!can_grow() || chunks_ == dfc_max_chunks) return false;
+        const unsigned k = chunks_;
+        const std::uint64_t nodes = grown_chunk_nodes(table_->first_growth_nodes, k);
+        if (nodes > index_mask) return false;
+        void* block = nullptr;
+        try {
+            block = heap_->allocate(nodes * sizeof(dfc_node));  // pending until confirmed
+        } catch (...) {
+            return false;  // heap exhausted (or its confirm slots): the push answers `full`
+        }
+        table_->offset[k - 1] = heap_->offset_of(block);
+        pmem::pwb(&table_->offset[k - 1]);
+        pmem::pfence();  // the chunk is known to recovery before any of its nodes is linked
+        try {
+            heap_->confirm_allocation(block);
+        } catch (...) {
+            // Cannot happen for a block just allocated; if it did, the block stays pending
+            // and the next recovery confirms it (recover_chunks).
+        }
+        base_[k] = static_cast<dfc_node*>(block);
+        capacity_[k] = nodes;
+        bits_[k].reset_all_free(nodes);
+        chunks_ = k + 1;
+        return true;
+    }
+
+    dfc_chunk_table* table_ = nullptr;
+    alloc::buddy_heap* heap_ = nullptr;
+    unsigned chunks_ = 0, hint_ = 0;
+    std::array<dfc_node*, dfc_max_chunks> base_{};
+    std::array<std::uint64_t, dfc_max_chunks> capacity_{};
+    std::array<node_bitmap, dfc_max_chunks> bits_{};
+};
+
+}  // namespace ferrite::combining
