@@ -8,6 +8,9 @@ namespace ferrite {
 std::string_view to_string(object_kind k) noexcept {
     switch (k) {
         case object_kind::vector: return "vector";
+        case object_kind::dfc_stack: return "dfc_stack";
+        case object_kind::dfc_queue: return "dfc_queue";
+        case object_kind::dfc_deque: return "dfc_deque";
     }
     return {};
 }
@@ -43,6 +46,33 @@ std::shared_ptr<void> catalog::find_live(std::string_view name, std::type_index 
     return object;
 }
 
+// The heap block a DFC entry's anchor names, and its size. Throws ferrite::error if the
+// anchor names no allocated block (a damaged catalog).
+void* catalog::dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const {
+    void* region = pool_->base() + anchor;
+    bytes = heap_->block_size(region);
+    if (bytes == 0)
+        throw error("catalog entry '" + std::string(name) + "' of '" + pool_->path().string() +
+                    "' names no allocated heap block (damaged catalog); restore the pool from a copy");
+    return region;
+}
+
+// Recovery of a named DFC structure: confirm its block (a crash may have come between the
+// anchor and the confirmation), then open it, which runs its recovery (opaque elements:
+// any element type recovers the same way).
+void catalog::recover_dfc(object_kind kind, std::string_view name, std::uint64_t anchor) {
+    std::size_t bytes = 0;
+    void* region = dfc_region(name, anchor, bytes);
+    heap_->confirm_allocation(region);
+    combining::dfc_options o;
+    o.grow_from = heap_;
+    switch (kind) {
+        case object_kind::dfc_stack: (void)dfc_stack<std::uint64_t>::open(region, bytes, o); break;
+        case object_kind::dfc_queue: (void)dfc_queue<std::uint64_t>::open(region, bytes, o); break;
+        default: (void)dfc_deque<std::uint64_t>::open(region, bytes, o); break;
+    }
+}
+
 std::vector<object_info> catalog::list() const {
     std::vector<object_info> out;
     for (const auto& e : directory_.entries()) {
@@ -62,6 +92,11 @@ void catalog::recover() {
         switch (static_cast<object_kind>(e.kind)) {
             case object_kind::vector:
                 containers::recover_vector(*pool_, *heap_, containers::vector_header_at(*pool_, e.anchor));
+                break;
+            case object_kind::dfc_stack:
+            case object_kind::dfc_queue:
+            case object_kind::dfc_deque:
+                recover_dfc(static_cast<object_kind>(e.kind), e.name_view(), e.anchor);
                 break;
             default:
                 throw error("catalog entry '" + std::string(e.name_view()) + "' of '" + pool_->path().string() +

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's catalog example (examples/named_vectors.cpp) run as a user would: named vectors
+# The README's catalog example (examples/named_vectors.cpp) run as a user would: named objects
 # survive a restart and grow; `pool info` lists them; `pool check` reads the catalog; a
 # damaged catalog is reported with one line and the file is left unchanged.
 # Usage: examples_test.sh FERRITE NAMED_VECTORS
@@ -8,18 +8,20 @@ ferrite=$1; named_vectors=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 
 pool="$dir/names"
-expect 0 'ids 400, ticks 400' -- "$named_vectors" "$pool"
+expect 0 'ids 400, ticks 400, jobs 400' -- "$named_vectors" "$pool"
 expect 0 'ticks: vector of 24-byte elements' -- "$named_vectors" "$pool"
-expect 0 'ids 1600, ticks 1600' -- "$named_vectors" "$pool" 2
-expect 0 'named objects +2' -- "$ferrite" pool info "$pool"
+expect 0 'ids 1600, ticks 1600, jobs 1600' -- "$named_vectors" "$pool" 2
+expect 0 'named objects +3' -- "$ferrite" pool info "$pool"
 expect 0 'ids +vector of 8-byte elements' -- "$ferrite" pool info "$pool"
-expect 0 'catalog of 2 named object\(s\) readable' -- "$ferrite" pool check "$pool"
+expect 0 'jobs +dfc_queue of 8-byte elements' -- "$ferrite" pool info "$pool"
+expect 0 'catalog of 3 named object\(s\) readable' -- "$ferrite" pool check "$pool"
 json=$("$ferrite" pool info "$pool" --json)
 if python3 -c '
 import json, sys
 o = json.loads(sys.argv[1])["objects"]
-assert [x["name"] for x in o] == ["ids", "ticks"], o
+assert [x["name"] for x in o] == ["ids", "ticks", "jobs"], o
 assert o[1] == {"name": "ticks", "kind": "vector", "element_size": 24, "element_align": 8, "created": True}, o
+assert o[2] == {"name": "jobs", "kind": "dfc_queue", "element_size": 8, "element_align": 8, "created": True}, o
 ' "$json"; then ok; else bad "pool info --json objects: $json"; fi
 
 # Damage the catalog's first block (its magic word): every reader must refuse it, in one

@@ -13,6 +13,7 @@
 //   auto prices = names.open_vector<double>("prices");   // created empty on first use
 //   prices->push_back(9.5);
 //   for (const auto& o : names.list()) std::cout << o.name << ' ' << o.kind << '\n';
+//   auto jobs = names.open_dfc_queue<std::uint64_t>("jobs", /*threads*/ 8);  // detectable
 //
 // Built on alloc::name_directory (its layout and crash argument). Opening a name with
 // another element type throws ferrite::error naming what the pool holds; nothing is changed.
@@ -20,6 +21,12 @@
 // anchor word as its anchor, so the anchor is the commit point exactly as for an anchor of
 // the caller's. recover() recovers every vector from its header alone
 // (containers/vector_recovery.hpp), so it needs no element types.
+// A named DFC structure (dfc_stack, dfc_queue, dfc_deque) lives in a heap block: allocated
+// (pending), formatted by create() (durable: its magic is written back last), then the
+// entry's anchor names it (publish_block: the commit point) and the block is confirmed. A
+// crash before the anchor leaves a pending block that the heap frees; after it, recover()
+// confirms the block and runs the structure's recovery, whose node pool grows into the
+// same heap. Its element type does not matter to recovery (elements are opaque words).
 #pragma once
 
 #include <map>
@@ -33,17 +40,21 @@
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/alloc/spin_lock.hpp"
+#include "ferrite/containers/dfc_deque.hpp"
+#include "ferrite/containers/dfc_queue.hpp"
+#include "ferrite/containers/dfc_stack.hpp"
+#include "ferrite/containers/publish.hpp"
 #include "ferrite/containers/vector.hpp"
 
 namespace ferrite {
 
 // Kinds of named objects (alloc::object_type::kind). Never renumber: they are on media.
-enum class object_kind : std::uint32_t { vector = 1 };
+enum class object_kind : std::uint32_t { vector = 1, dfc_stack = 2, dfc_queue = 3, dfc_deque = 4 };
 std::string_view to_string(object_kind k) noexcept;
 
 struct object_info {
     std::string name;
-    std::string kind;  // "vector", or "unknown(N)" for a kind this build does not know
+    std::string kind;  // "vector", "dfc_stack", ..., or "unknown(N)" for a kind this build does not know
     std::uint64_t element_size;
     std::uint64_t element_align;
     bool created;  // false: named, but its creation was interrupted by a crash (opened empty)
@@ -78,6 +89,27 @@ public:
         return v;
     }
 
+    // The detectable flat-combining structure named `name` (combining/dfc.hpp), created empty
+    // for thread ids 0..threads-1 with `initial_nodes` nodes in its region if the pool has
+    // none; its node pool grows into the heap. An existing one keeps the thread count it
+    // was created with (see ->threads()). After a crash, each thread's ->recover(tid) tells
+    // what became of its latest operation. Same sharing and errors as open_vector.
+    template <class T>
+    std::shared_ptr<dfc_stack<T>> open_dfc_stack(std::string_view name, unsigned threads,
+                                                 std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
+        return open_dfc<dfc_stack<T>, T>(name, object_kind::dfc_stack, threads, initial_nodes, o);
+    }
+    template <class T>
+    std::shared_ptr<dfc_queue<T>> open_dfc_queue(std::string_view name, unsigned threads,
+                                                 std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
+        return open_dfc<dfc_queue<T>, T>(name, object_kind::dfc_queue, threads, initial_nodes, o);
+    }
+    template <class T>
+    std::shared_ptr<dfc_deque<T>> open_dfc_deque(std::string_view name, unsigned threads,
+                                                 std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
+        return open_dfc<dfc_deque<T>, T>(name, object_kind::dfc_deque, threads, initial_nodes, o);
+    }
+
     // Every named object, in catalog order.
     std::vector<object_info> list() const;
 
@@ -96,6 +128,33 @@ private:
         std::type_index type;
     };
     std::shared_ptr<void> find_live(std::string_view name, std::type_index type);
+    void* dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const;
+    void recover_dfc(object_kind kind, std::string_view name, std::uint64_t anchor);
+
+    template <class C, class T>
+    std::shared_ptr<C> open_dfc(std::string_view name, object_kind kind, unsigned threads, std::uint64_t nodes,
+                                combining::dfc_options o) {
+        if (threads == 0 || nodes == 0)
+            throw usage_error("catalog: a DFC structure needs at least one thread id and one node");
+        const alloc::object_type type{static_cast<std::uint32_t>(kind), alignof(T), sizeof(T)};
+        std::lock_guard guard(*lock_);
+        if (auto live = find_live(name, typeid(C))) return std::static_pointer_cast<C>(live);
+        auto& entry = directory_.find_or_add(name, type);
+        o.grow_from = heap_;
+        std::shared_ptr<C> c;
+        if (entry.anchor == 0) {
+            const std::size_t bytes = C::required_bytes(threads, nodes);
+            void* region = heap_->allocate(bytes);  // pending until the anchor names it
+            c = std::make_shared<C>(C::create(region, bytes, threads, o));  // durable before the anchor
+            containers::publish_block(*pool_, *heap_, entry.anchor, region);
+        } else {
+            std::size_t bytes = 0;
+            void* region = dfc_region(name, entry.anchor, bytes);
+            c = std::make_shared<C>(C::open(region, bytes, o));
+        }
+        live_.insert_or_assign(std::string(name), live_object{c, typeid(C)});
+        return c;
+    }
 
     pmem::pool* pool_;
     heap_type* heap_;

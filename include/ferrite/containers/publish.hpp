@@ -1,6 +1,6 @@
 // ferrite/containers/publish.hpp: the last steps of creating a container in a pool, shared by
-// every core whose header and element blocks come from the heap's confirm protocol
-// (persistent_vector_core, persistent_deque_core).
+// every container whose blocks come from the heap's confirm protocol (persistent_vector_core,
+// persistent_deque_core, and the DFC structures the catalog creates).
 //
 // Crash consistency: the header is durable before the anchor names it; the anchor is the
 // commit point; only then are the blocks confirmed. A crash before the anchor persists
@@ -17,6 +17,16 @@
 
 namespace ferrite::containers {
 
+// `block` was allocated from `heap`, is pending, and its contents are durable; `anchor` is the
+// caller's persistent word that will name it. The anchor is the commit point.
+template <class Heap>
+void publish_block(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, void* block) {
+    anchor = static_cast<std::uint64_t>(static_cast<std::byte*>(block) - pool.base());
+    pmem::pwb(&anchor);
+    pmem::pfence();  // PP: reachable from the caller's root: the block may be confirmed
+    heap.confirm_allocation(block);
+}
+
 // `header` (header_bytes written) and `data` (may be null) were allocated from `heap` and are
 // pending; `anchor` is the caller's persistent word that will name the header.
 template <class Heap>
@@ -24,10 +34,7 @@ void publish_new(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, void* head
                  void* data) {
     pmem::pwb_range(header, header_bytes);
     pmem::pfence();  // PP: the header is complete before the anchor names it
-    anchor = static_cast<std::uint64_t>(static_cast<std::byte*>(header) - pool.base());
-    pmem::pwb(&anchor);
-    pmem::pfence();  // PP: reachable from the caller's root: the blocks may be confirmed
-    heap.confirm_allocation(header);
+    publish_block(pool, heap, anchor, header);
     if (data) heap.confirm_allocation(data);
 }
 

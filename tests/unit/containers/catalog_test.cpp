@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog_test_support.hpp"
+
 #include <array>
 #include <filesystem>
 #include <optional>
@@ -30,33 +32,7 @@ struct alignas(32) aligned32 {
     bool operator==(const aligned32&) const = default;
 };
 
-class CatalogTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        path_ = "/dev/shm/ferrite-catalog-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        std::filesystem::remove(path_);
-        pool_.emplace(pmem::pool::create(path_, "catalog-test", 16 << 20));
-        auto* region = static_cast<std::byte*>(pool_->root_bytes(8 << 20));
-        heap_.emplace(alloc::buddy_heap::create(*pool_, static_cast<std::uint64_t>(region - pool_->base()), 8 << 20));
-    }
-    void TearDown() override {
-        heap_.reset();
-        pool_.reset();
-        std::filesystem::remove(path_);
-    }
-    // Close and open again (pointers into the old mapping are invalid afterwards).
-    void reopen(bool recover = true) {
-        heap_.reset();
-        pool_.reset();
-        pool_.emplace(pmem::pool::open(path_, "catalog-test"));
-        heap_.emplace(alloc::buddy_heap::open(*pool_, pool_->heap_offset()));
-        if (recover) catalog::recover_pool(*pool_, *heap_);
-    }
-    std::string path_;
-    std::optional<pmem::pool> pool_;
-    std::optional<alloc::buddy_heap> heap_;
-};
+using ferrite_test::CatalogTest;
 
 TEST_F(CatalogTest, SeveralNamedVectorsPersistAcrossReopen) {
     {
