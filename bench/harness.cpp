@@ -217,19 +217,26 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
     std::vector<point_result> out;
     for (const auto* w : cfg.workloads) {
         const auto initial = initial_size_for(cfg, *w);
-        for (unsigned t : cfg.threads) {
-            std::vector<std::vector<rep_result>> reps(n_structures);
-            for (unsigned rep = 0; rep < cfg.reps; ++rep)
+        // reps[thread count][structure]: repetition r of every point before repetition r + 1
+        // of any, so that a slow phase of the machine (seconds long on a shared VM) lands on
+        // every point alike instead of on a whole thread count.
+        std::vector<std::vector<std::vector<rep_result>>> reps(
+            cfg.threads.size(), std::vector<std::vector<rep_result>>(n_structures));
+        for (unsigned rep = 0; rep < cfg.reps; ++rep)
+            for (std::size_t ti = 0; ti < cfg.threads.size(); ++ti)
                 for (std::size_t s = 0; s < n_structures; ++s) {
+                    const unsigned t = cfg.threads[ti];
                     if (cfg.on_progress)
                         cfg.on_progress(cfg.structures[s]->name + " " + w->name + " " + std::to_string(t) + "t",
                                         done, total);
-                    reps[s].push_back(measure(*cfg.structures[s], *w, t, cfg, rep));
+                    reps[ti][s].push_back(measure(*cfg.structures[s], *w, t, cfg, rep));
                     ++done;
                 }
+        for (std::size_t ti = 0; ti < cfg.threads.size(); ++ti) {
+            const unsigned t = cfg.threads[ti];
             const auto first = out.size();
             for (std::size_t s = 0; s < n_structures; ++s)
-                out.push_back(summarize_point(*cfg.structures[s], *w, t, initial, std::move(reps[s])));
+                out.push_back(summarize_point(*cfg.structures[s], *w, t, initial, std::move(reps[ti][s])));
             const double base = out[first].ops_per_sec.median;
             for (std::size_t i = first; i < out.size(); ++i) {
                 out[i].baseline = out[first].structure;

@@ -12,8 +12,10 @@
 // Throughput = operations of all workers / timed region. Persistence instructions per
 // operation = summed counter differences / operations. A point (structure, workload,
 // threads) repeats the measurement `reps` times with a fresh subject each time and reports
-// the median throughput with min and max; repetitions of different structures interleave
-// (rep 1 of every structure, then rep 2...), so a slow phase of the machine hits them alike.
+// the median throughput with min and max; the repetitions of a workload's points interleave
+// (rep 1 of every thread count and structure, then rep 2...), so a slow phase of the
+// machine hits them alike (on this project's shared 2-vCPU VM the same configuration runs
+// at 1.0 or 1.9 Mops/s depending on when: phases last seconds).
 // The first structure listed is the baseline: every point also carries its throughput ratio
 // to the baseline's at the same workload and thread count.
 #pragma once
