@@ -270,8 +270,10 @@ public:
 
     // ---- operations ------------------------------------------------------------------
     // Announce operation `name` (>= 1) with `param` as thread `tid` and return its response
-    // once it is durable. Each tid must be used by one thread at a time.
-    dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) noexcept {
+    // once it is durable. Each tid must be used by one thread at a time. Throws usage_error,
+    // changing nothing, if tid is not one of the structure's thread ids.
+    dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) {
+        check_tid(tid);
         auto& rec = r_.threads[tid];
         const std::uint64_t v = rec.valid.load(std::memory_order_relaxed);
         const unsigned slot = 1 - static_cast<unsigned>(v & 1);
@@ -306,6 +308,13 @@ public:
                 a.value.load(std::memory_order_relaxed)};
     }
 
+    // Throws usage_error if `tid` is not one of the thread ids fixed at create.
+    void check_tid(unsigned tid) const {
+        if (tid >= r_.header->threads)
+            throw usage_error("dfc: thread id " + std::to_string(tid) + " is out of range: this structure has " +
+                              std::to_string(r_.header->threads) + " thread ids (0.." +
+                              std::to_string(r_.header->threads - 1) + "), fixed when it was created");
+    }
     // The seq the next operation of `tid` will carry (for callers that log it first).
     std::uint64_t next_seq(unsigned tid) const noexcept {
         const auto& rec = r_.threads[tid];

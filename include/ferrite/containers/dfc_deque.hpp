@@ -160,10 +160,10 @@ public:
     using rebind_wait = dfc_deque<T, W, Trace>;
     // create, open, recover, recover(tid), next_seq, engine: containers::dfc_handle.
 
-    bool push_front(unsigned tid, const T& v) noexcept { return this->push_word(tid, push_front_op, v); }
-    bool push_back(unsigned tid, const T& v) noexcept { return this->push_word(tid, push_back_op, v); }
-    std::optional<T> pop_front(unsigned tid) noexcept { return this->pop_word(tid, pop_front_op); }
-    std::optional<T> pop_back(unsigned tid) noexcept { return this->pop_word(tid, pop_back_op); }
+    bool push_front(unsigned tid, const T& v) { return this->push_word(tid, push_front_op, v); }
+    bool push_back(unsigned tid, const T& v) { return this->push_word(tid, push_back_op, v); }
+    std::optional<T> pop_front(unsigned tid) { return this->pop_word(tid, pop_front_op); }
+    std::optional<T> pop_back(unsigned tid) { return this->pop_word(tid, pop_back_op); }
 
     // Elements from the front to the rear.
     std::vector<T> unsynchronized_contents() const { return this->walk(true); }

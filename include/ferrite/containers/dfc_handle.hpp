@@ -56,22 +56,27 @@ public:
     void recover() { engine().recover(); }
     // What became of `tid`'s latest operation (recover() first: a no-op after open()).
     recovered_op recover(unsigned tid) {
+        engine().check_tid(tid);
         engine().recover();
         return engine().recovered(tid);
     }
-    std::uint64_t next_seq(unsigned tid) const noexcept { return engine().next_seq(tid); }
+    std::uint64_t next_seq(unsigned tid) const {
+        engine().check_tid(tid);
+        return engine().next_seq(tid);
+    }
 
     auto& engine() noexcept { return static_cast<Derived&>(*this).e_; }
     const auto& engine() const noexcept { return static_cast<const Derived&>(*this).e_; }
     double mean_batch_size() const noexcept { return engine().stats().mean_batch_size(); }
 
 protected:
-    // Operation `name` carrying v; false if the node pool is exhausted (no effect).
-    bool push_word(unsigned tid, std::uint64_t name, const T& v) noexcept {
+    // Operation `name` carrying v; false if the node pool is exhausted (no effect). Both
+    // throw usage_error, changing nothing, for a thread id the structure does not have.
+    bool push_word(unsigned tid, std::uint64_t name, const T& v) {
         return engine().apply(tid, name, dfc_detail::to_word(v)).status == combining::dfc_status::ack;
     }
     // Operation `name` that removes an element: nullopt if there was none.
-    std::optional<T> pop_word(unsigned tid, std::uint64_t name) noexcept {
+    std::optional<T> pop_word(unsigned tid, std::uint64_t name) {
         const auto r = engine().apply(tid, name, 0);
         if (r.status != combining::dfc_status::value) return std::nullopt;
         return dfc_detail::from_word<T>(r.value);

@@ -118,8 +118,8 @@ public:
     // create, open, recover, recover(tid), next_seq, engine: containers::dfc_handle.
 
     // False if the node pool is exhausted (nothing was enqueued).
-    bool enqueue(unsigned tid, const T& v) noexcept { return this->push_word(tid, enqueue_op, v); }
-    std::optional<T> dequeue(unsigned tid) noexcept { return this->pop_word(tid, dequeue_op); }
+    bool enqueue(unsigned tid, const T& v) { return this->push_word(tid, enqueue_op, v); }
+    std::optional<T> dequeue(unsigned tid) { return this->pop_word(tid, dequeue_op); }
 
     // Elements from the head (next to dequeue) to the tail.
     std::vector<T> unsynchronized_contents() const { return this->walk(true); }

@@ -129,9 +129,9 @@ public:
 
     // ---- modifiers (thread `tid` in 0..threads-1, one thread per tid at a time) ----------
     // False if the node pool is exhausted (nothing was pushed).
-    bool push(unsigned tid, const T& v) noexcept { return this->push_word(tid, push_op, v); }
+    bool push(unsigned tid, const T& v) { return this->push_word(tid, push_op, v); }
     // The top element, removed; nullopt if the stack was empty.
-    std::optional<T> pop(unsigned tid) noexcept { return this->pop_word(tid, pop_op); }
+    std::optional<T> pop(unsigned tid) { return this->pop_word(tid, pop_op); }
 
     // ---- observers (quiescent only) --------------------------------------------------
     // Elements from the top down.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <random>
@@ -76,6 +77,25 @@ TEST(DfcStack, FullPoolMakesPushFailWithoutEffect) {
     EXPECT_EQ(s.recover(0).response.status, dfc_status::full);
     EXPECT_EQ(s.pop(0), 3u);
     EXPECT_TRUE(s.push(0, 5)) << "a freed node is reusable after its phase";
+}
+
+TEST(DfcContainers, ThreadIdOutOfRangeIsRefusedAndChangesNothing) {
+    region_for<stack> r;
+    auto s = r.create();
+    ASSERT_TRUE(s.push(0, 1));
+    const auto before = r.buf.snapshot();
+    EXPECT_THROW(s.push(threads, 2), usage_error);
+    EXPECT_THROW(s.pop(threads + 7), usage_error);
+    EXPECT_THROW((void)s.recover(threads), usage_error);
+    EXPECT_THROW((void)s.next_seq(threads), usage_error);
+    EXPECT_EQ(std::memcmp(before.data(), r.buf.data(), r.buf.size()), 0) << "a refused operation wrote to the region";
+    region_for<deque> rd;
+    auto d = rd.create();
+    EXPECT_THROW(d.push_front(threads, 1), usage_error);
+    region_for<queue> rq;
+    auto q = rq.create();
+    EXPECT_THROW(q.enqueue(threads, 1), usage_error);
+    EXPECT_EQ(s.pop(0), 1u);
 }
 
 TEST(DfcQueue, BehavesLikeAStdQueue) {
