@@ -2,9 +2,11 @@
 # The README's catalog example (examples/named_vectors.cpp) run as a user would: named objects
 # survive a restart and grow; `pool info` lists them; `pool check` reads the catalog; a
 # damaged catalog is reported with one line and the file is left unchanged.
-# Usage: examples_test.sh FERRITE NAMED_VECTORS
+# The exactly-once example (examples/exactly_once.cpp) is killed with SIGKILL at random
+# moments and restarted until it finishes; then every job must be in its DFC queue once.
+# Usage: examples_test.sh FERRITE NAMED_VECTORS EXACTLY_ONCE
 set -u
-ferrite=$1; named_vectors=$2
+ferrite=$1; named_vectors=$2; exactly_once=$3
 source "$(dirname "$0")/cli_test_lib.sh"
 
 pool="$dir/names"
@@ -40,4 +42,22 @@ before=$(sha256sum "$pool")
 one_line_error 1 'catalog block .* is damaged' -- "$ferrite" pool check "$pool"
 one_line_error 1 'damaged' -- "$named_vectors" "$pool"
 [ "$(sha256sum "$pool")" = "$before" ] && ok || bad "a refused open changed the pool file"
+# Exactly once under SIGKILL: the first run only creates the pool, its heap and the queue
+# (a kill during pool creation would leave a file that is no pool: not what this tests).
+once="$dir/once"
+jobs=200000
+expect 0 'exactly once: 0 jobs' -- "$exactly_once" "$once" 0
+killed=0
+for i in 1 2 3 4 5 6 7 8; do
+  "$exactly_once" "$once" "$jobs" > /dev/null 2>&1 &
+  pid=$!
+  sleep "0.0$((RANDOM % 9 + 1))"
+  kill -9 "$pid" 2>/dev/null && killed=$((killed + 1))
+  wait "$pid" 2>/dev/null
+done
+[ "$killed" -gt 0 ] && ok || bad "exactly_once finished before any kill: raise its job count"
+expect 0 'done|exactly once' -- "$exactly_once" "$once" "$jobs"
+expect 0 "exactly once: $((2 * jobs)) jobs" -- "$exactly_once" "$once" "$jobs"
+echo "exactly_once: $killed of 8 runs killed before they finished"
+
 finish examples
