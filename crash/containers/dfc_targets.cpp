@@ -10,7 +10,8 @@
 //
 // Recovery: heap.recover(), open the region with the heap and recover() (restartable: the
 // simulator crashes it too), heap.finish_recovery().
-// Checker (verify), after recovering once more (idempotence):
+// Checker (verify), after recovering once more (idempotence), and, once the checks below
+// pass, operations after recovery (check_after_recovery):
 //   * structure invariants (deque: prev mirrors next); the heap is consistent and its live
 //     blocks are exactly the node chunks the structure's chunk table names (no leak);
 //   * detectability, per thread t with k operations returned: recover(t) reports seq k (or
@@ -277,13 +278,36 @@ public:
         std::string first_problem;
         for (std::size_t cut = hi + 1; cut-- > lo && hi - cut < 64;) {
             auto problem = check_history(cut == 0 ? 0 : phase_end[cut - 1], rec, recovered, at_crash);
-            if (problem.empty()) return {};
+            if (problem.empty()) return check_after_recovery(s, heap, image, rec, recovered);
             if (first_problem.empty()) first_problem = std::move(problem);
         }
         return first_problem;
     }
 
 private:
+    // The recovered structure keeps working: every thread pushes one more value (push
+    // operations are the odd names of every kind), which must answer as the model says and,
+    // after the structure is opened and recovered once more, be in it and be each thread's
+    // latest operation, with the next seq (recovery left each thread's active slot right).
+    std::string check_after_recovery(container& s, alloc::buddy_heap& heap, pmem::pool& image,
+                                     const std::vector<combining::dfc_recovered_op>& rec, model m) const {
+        constexpr std::uint64_t push = 1;
+        for (unsigned t = 0; t < config_.threads; ++t) {
+            const std::uint64_t v = std::uint64_t{0xaf} << 56 | t;
+            if (!(Kind::run(s, t, push, v) == Kind::apply(m, push, v)))
+                return "after recovery: thread " + std::to_string(t) + "'s push got another response than the model's";
+        }
+        auto again = container::open(region(image, config_), bytes(config_), options(heap));
+        if (Kind::contents(again) != m) return "after recovery: pushes made after recovery are not all in the structure";
+        for (unsigned t = 0; t < config_.threads; ++t) {
+            const auto r = again.recover(t);
+            if (r.seq != rec[t].seq + 1 || !r.took_effect || r.param != (std::uint64_t{0xaf} << 56 | t))
+                return "after recovery: thread " + std::to_string(t) + " recovered seq " + std::to_string(r.seq) +
+                       ", not its push after recovery (seq " + std::to_string(rec[t].seq + 1) + ")";
+        }
+        return {};
+    }
+
     // The first `upto` trace entries are the committed phases.
     std::string check_history(std::size_t upto, const std::vector<combining::dfc_recovered_op>& rec,
                               const model& recovered, const sim::progress_snapshot& at_crash) const {

@@ -344,7 +344,6 @@ public:
             auto& rec = r_.threads[t];
             const unsigned s = durable_slot(rec);
             auto& a = rec.ann[s];
-            rec.valid.store(s, std::memory_order_relaxed);
             if (a.name.load(std::memory_order_relaxed) == dfc_none_op) continue;  // never used (#2)
             if (a.epoch.load(std::memory_order_relaxed) == c)  // collected by the crashed phase
                 a.status.store(static_cast<std::uint64_t>(dfc_status::bottom), std::memory_order_relaxed);
