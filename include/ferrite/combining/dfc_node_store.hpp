@@ -61,13 +61,12 @@ public:
         table_ = table;
         heap_ = heap;
         chunks_ = 1;
-        hint_ = 0;
         base_[0] = region_nodes + 1;  // node numbers of chunk 0 start at 1, nodes[0] unused
         capacity_[0] = region_capacity;
         const std::uint64_t first = table->first_growth_nodes;
         for (unsigned k = 1; k < dfc_max_chunks && table->offset[k - 1] != 0; ++k) {
             const std::uint64_t nodes = grown_chunk_nodes(first, k);
-            if (first == 0 || nodes > index_mask || nodes > (~std::uint64_t{0} >> 6))
+            if (first == 0 || first > index_mask || nodes > index_mask)  // first bounded: no shift wraps
                 throw error("dfc: the node chunk table is corrupt (chunk " + std::to_string(k) + " has no valid size)");
             if (heap == nullptr)
                 throw error("dfc: this structure grew its node pool into a heap; open it with that heap "
@@ -84,7 +83,7 @@ public:
             capacity_[k] = nodes;
             chunks_ = k + 1;
         }
-        for (unsigned k = 0; k < chunks_; ++k) bits_[k].reset_all_free(capacity_[k]);
+        reset_all_free();
     }
 
     // Recovery: confirm a grown chunk whose allocation the crash left pending.
