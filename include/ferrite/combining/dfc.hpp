@@ -316,7 +316,8 @@ public:
                               std::to_string(r_.header->threads - 1) + "), fixed when it was created");
     }
     // The seq the next operation of `tid` will carry (for callers that log it first).
-    std::uint64_t next_seq(unsigned tid) const noexcept {
+    std::uint64_t next_seq(unsigned tid) const {
+        check_tid(tid);
         const auto& rec = r_.threads[tid];
         return rec.ann[rec.valid.load(std::memory_order_relaxed) & 1].seq.load(std::memory_order_relaxed) + 1;
     }
@@ -359,7 +360,8 @@ public:
     // the one in the slot with the highest seq. Recovery executed it if it was not yet, so
     // it took effect; an announcement whose seq never became durable is not reported (the
     // caller who noted that seq sees a smaller one and knows it never took effect).
-    dfc_recovered_op recovered(unsigned tid) const noexcept {
+    dfc_recovered_op recovered(unsigned tid) const {
+        check_tid(tid);
         const auto& rec = r_.threads[tid];
         const auto& a = rec.ann[durable_slot(rec)];
         dfc_recovered_op out;
