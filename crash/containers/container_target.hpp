@@ -18,15 +18,23 @@
 //   * durable linearizability: the recovered contents equal the replay of some prefix of
 //     the trace that contains every operation that returned before the crash;
 //   * the heap is consistent (buddy_heap::check) and its live blocks are exactly the ones
-//     the structure references (Spec::blocks): nothing leaked, nothing pending.
+//     the structure references (Spec::blocks): nothing leaked, nothing pending;
+//   * once those pass, the recovered structure keeps working (check_after_recovery): one
+//     more thread pops 4 elements and pushes until the array grows (when it is at most 64
+//     elements from full; else 4 pushes), then, in a second round, runs a seeded mix of
+//     operations. Every response must be the model's, continued from the recovered state,
+//     and after each round a clean restart (recovery again) must leave the model's
+//     contents, a consistent heap and exactly the structure's blocks live.
 //
 // Spec:
 //   using entry;        // one trace entry: default-constructible, entry(request, response)
 //   using model;        // bool apply(const entry&); `items`: a range of element_type
 //   using structure;    // the container, with recording_trace<entry> as its Trace
 //   static structure create(pmem::pool&, heap_type&, std::uint64_t& anchor, recording_trace<entry>);
-//   static structure open(pmem::pool&, heap_type&, std::uint64_t anchor);
+//   static structure open(pmem::pool&, heap_type&, std::uint64_t anchor, recording_trace<entry> = {});
 //   static void run_op(structure&, unsigned tid, std::uint64_t i, std::uint64_t random);
+//   static void push(structure&, element_type);  static void pop(structure&);
+//   static std::uint64_t capacity(pmem::pool&, std::uint64_t anchor);  // elements, from the media
 //   static std::vector<element_type> contents(const structure&);   // single-threaded
 //   static std::vector<const std::byte*> blocks(pmem::pool&, std::uint64_t anchor);
 //   static constexpr const char* name;  // "vector", for messages
@@ -133,7 +141,7 @@ public:
         const auto n = trace_.count.load(std::memory_order_acquire);
         typename Spec::model m;
         for (std::size_t k = 0;; ++k) {
-            if (k >= must_include && std::ranges::equal(m.items, recovered)) return {};
+            if (k >= must_include && std::ranges::equal(m.items, recovered)) return check_after_recovery(image, m);
             if (k == n) break;
             if (!m.apply(trace_.entries[k]))
                 return std::string("the combiner's history is not a sequential ") + Spec::name + "'s: entry " +
@@ -146,6 +154,55 @@ public:
     }
 
 private:
+    static constexpr std::uint64_t mixed_ops_after_recovery = 16;
+    static constexpr std::uint64_t max_pushes_to_grow = 64;
+    static constexpr int pops_before_pushes = 4;
+
+    // The recovered structure keeps working (see the header); `m` holds the recovered state.
+    // Two rounds, each followed by a clean restart: pops and pushes first (growth; and a
+    // log that recovery left armed would be replayed over the slots they rewrote), then a
+    // seeded mix.
+    std::string check_after_recovery(pmem::pool& image, typename Spec::model m) const {
+        const unsigned tid = config_.threads;  // a new thread: its values are unique too
+        std::uint64_t i = config_.ops_per_thread;
+        auto pushes = [&](typename Spec::structure& s) {
+            for (int k = 0; k < pops_before_pushes; ++k) Spec::pop(s);  // the pushes rewrite these slots
+            const std::uint64_t size = Spec::contents(s).size(), cap = Spec::capacity(image, anchor(image));
+            const std::uint64_t n = cap >= size && cap - size < max_pushes_to_grow ? cap - size + 1 : 4;
+            for (std::uint64_t k = 0; k < n; ++k, ++i) Spec::push(s, unique_value(tid, i));
+        };
+        auto mix = [&](typename Spec::structure& s) {
+            for (std::uint64_t k = 0; k < mixed_ops_after_recovery; ++k, ++i)
+                Spec::run_op(s, tid, i, sim::mix(config_.seed ^ 0xaf7e5u, i));
+        };
+        if (auto problem = run_and_restart(image, m, pushes, "pushes"); !problem.empty()) return problem;
+        return run_and_restart(image, m, mix, "a mix of operations");
+    }
+
+    template <class Ops>
+    std::string run_and_restart(pmem::pool& image, typename Spec::model& m, Ops&& ops, const char* what) const {
+        const std::string where = std::string("after recovery, ") + what + " on the " + Spec::name + ": ";
+        trace_log<entry> log(pops_before_pushes + max_pushes_to_grow + mixed_ops_after_recovery + 1);
+        {
+            auto heap = heap_type::open(image, heap_offset);
+            auto s = Spec::open(image, heap, anchor(image), recording_trace<entry>{&log});
+            ops(s);
+        }
+        const auto n = log.count.load(std::memory_order_acquire);
+        if (n == log.capacity) return where + "the checker's trace is full (a bug of the checker)";
+        for (std::size_t k = 0; k < n; ++k)
+            if (!m.apply(log.entries[k]))
+                return where + "operation " + std::to_string(k) + " (op " +
+                       std::to_string(static_cast<int>(log.entries[k].op)) + ") answered otherwise than the model";
+        recover(image);  // a clean restart
+        auto heap = heap_type::open(image, heap_offset);
+        if (auto problems = heap.check(); !problems.empty()) return where + "heap inconsistent: " + problems.front();
+        if (auto leak = check_blocks(heap, Spec::blocks(image, anchor(image))); !leak.empty()) return where + leak;
+        if (!std::ranges::equal(m.items, Spec::contents(Spec::open(image, heap, anchor(image)))))
+            return where + "after a restart the contents are not the model's";
+        return {};
+    }
+
     // Every non-free block is live and one of `expected` (and each of those is live).
     static std::string check_blocks(const heap_type& heap, const std::vector<const std::byte*>& expected) {
         std::size_t live = 0;

@@ -71,7 +71,12 @@ struct deque_spec_base {
     static structure create(pmem::pool& p, heap_type& h, std::uint64_t& anchor, recording_trace<entry> t) {
         return structure::create(p, h, anchor, 2, {}, t);
     }
-    static structure open(pmem::pool& p, heap_type& h, std::uint64_t anchor) { return structure::open(p, h, anchor); }
+    static structure open(pmem::pool& p, heap_type& h, std::uint64_t anchor, recording_trace<entry> t = {}) {
+        return structure::open(p, h, anchor, {}, t);
+    }
+    static std::uint64_t capacity(pmem::pool& image, std::uint64_t anchor) {
+        return reinterpret_cast<const containers::deque_header*>(image.base() + anchor)->capacity;
+    }
     static std::vector<element_type> contents(const structure& d) { return d.unsynchronized_contents(); }
     static std::vector<const std::byte*> blocks(pmem::pool& image, std::uint64_t anchor) {
         const auto* h = reinterpret_cast<const containers::deque_header*>(image.base() + anchor);
@@ -84,6 +89,10 @@ struct deque_spec_base {
 template <class Selector>
 struct deque_spec : deque_spec_base<ferrite::deque<element_type, heap_type, Selector, recording_trace<deque_entry>>> {
     static constexpr const char* name = "deque";
+    template <class S>
+    static void push(S& d, element_type v) { (void)d.push_back(v); }
+    template <class S>
+    static void pop(S& d) { (void)d.pop_back(); }
     template <class S>
     static void run_op(S& d, unsigned tid, std::uint64_t i, std::uint64_t r) {
         switch (r % 13) {
@@ -101,6 +110,10 @@ struct deque_spec : deque_spec_base<ferrite::deque<element_type, heap_type, Sele
 template <class Selector>
 struct queue_spec : deque_spec_base<ferrite::queue<element_type, heap_type, Selector, recording_trace<deque_entry>>> {
     static constexpr const char* name = "queue";
+    template <class S>
+    static void push(S& q, element_type v) { (void)q.push(v); }
+    template <class S>
+    static void pop(S& q) { (void)q.pop(); }
     template <class S>
     static void run_op(S& q, unsigned tid, std::uint64_t i, std::uint64_t r) {
         switch (r % 11) {

@@ -59,4 +59,9 @@ inline std::vector<const std::byte*> vector_blocks(pmem::pool& image, std::uint6
     return out;
 }
 
+// The capacity of a vector-core structure, in elements, as the media holds it.
+inline std::uint64_t vector_capacity(pmem::pool& image, std::uint64_t anchor) {
+    return reinterpret_cast<const containers::vector_header*>(image.base() + anchor)->capacity;
+}
+
 }  // namespace ferrite::crash::container_check

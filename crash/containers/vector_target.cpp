@@ -24,7 +24,12 @@ struct vector_spec {
     static structure create(pmem::pool& p, heap_type& h, std::uint64_t& anchor, recording_trace<entry> t) {
         return structure::create(p, h, anchor, 2, {}, t);
     }
-    static structure open(pmem::pool& p, heap_type& h, std::uint64_t anchor) { return structure::open(p, h, anchor); }
+    static structure open(pmem::pool& p, heap_type& h, std::uint64_t anchor, recording_trace<entry> t = {}) {
+        return structure::open(p, h, anchor, {}, t);
+    }
+    static void push(structure& s, element_type v) { (void)s.push_back(v); }
+    static void pop(structure& s) { (void)s.pop_back(); }
+    static std::uint64_t capacity(pmem::pool& image, std::uint64_t anchor) { return vector_capacity(image, anchor); }
     static std::vector<element_type> contents(const structure& v) {
         const auto view = v.unsynchronized_view();
         return {view.begin(), view.end()};
