@@ -26,11 +26,17 @@ mutation_result run_mutation(const target& t, const campaign_config& cfg,
     campaign_config clean = cfg;
     clean.disabled_sites.clear();
     out.baseline = run_campaign(t, clean);
-    if (out.baseline.violation_count > 0 && !t.seeded_bug())
+    if (out.baseline.violation_count > 0 && !t.seeded_bug()) {
+        // The first violation and its command: a baseline that a plain campaign passes
+        // (a nondeterministic violation) must still be diagnosable from this message.
+        const auto& first = out.baseline.violations.front();
         throw error("target '" + std::string(t.name()) + "' has " +
                     std::to_string(out.baseline.violation_count) +
                     " violation(s) with no site switched off; fix those before mutation testing "
-                    "(run `ferrite crashtest " + std::string(t.name()) + "`)");
+                    "(run `ferrite crashtest " + std::string(t.name()) + "`). The first, at crash point " +
+                    std::to_string(first.crash_point) + ": " + first.what +
+                    "; reproduce: " + repro_command(out.baseline, clean, first));
+    }
 
     // One verdict per call site (an id may cover several kinds, e.g. nt_memcpy's pwb and
     // NT stores: switching the site off switches off all of them).
