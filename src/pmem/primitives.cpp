@@ -75,6 +75,12 @@ void nt_store_slow(std::uint64_t* dst, std::uint64_t value, const site& where) n
         return o->on_nt_store(dst, sizeof value, where);
     }
     resolve_backend_once();
+    if (resolved_backend() == backend::none) {
+        // Caches are persistent: a cached store is durable once visible, and bypassing the
+        // cache would only cost a trip to memory (stack-pfc alone: 3.5 -> 28 Mops/s).
+        __atomic_store_n(dst, value, __ATOMIC_RELAXED);
+        return;
+    }
     movnti(dst, value);
 }
 
@@ -89,7 +95,13 @@ void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where
         pwb_range(d, head, where);
         d += head, s += head, n -= head;
     }
-    // Aligned body: one NT store per 8 bytes.
+    // Aligned body: one NT store per 8 bytes; with persistent caches, one plain copy.
+    if (n >= 8 && installed_observer() == nullptr && (resolve_backend_once(), resolved_backend() == backend::none)) {
+        const std::size_t body = n & ~std::size_t{7};
+        std::memcpy(d, s, body);
+        tls_counters.nt_stores += body / 8;
+        d += body, s += body, n -= body;
+    }
     for (; n >= 8; d += 8, s += 8, n -= 8) {
         std::uint64_t v;
         std::memcpy(&v, s, 8);

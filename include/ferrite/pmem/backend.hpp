@@ -9,7 +9,9 @@
 //   clflushopt  write back + invalidate, unordered         (Skylake and later)
 //   clflush     write back + invalidate, ordered (slow)    (every x86-64)
 //   none        caches are persistent (eADR / battery-backed DRAM): pwb emits nothing,
-//               pfence still orders non-temporal stores
+//               nt_store / nt_memcpy store through the cache (a cached store is already
+//               durable; bypassing the cache only adds a trip to memory), pfence still
+//               emits sfence
 //   emulated    the best real flush instruction plus a busy-wait per written-back line and
 //               per fence, to mimic slower persistent media on DRAM (see emulated_latency)
 //

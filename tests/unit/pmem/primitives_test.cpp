@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
+#include "ferrite/pmem/backend.hpp"
 #include "test_support.hpp"
 
 namespace pm = ferrite::pmem;
@@ -143,7 +145,15 @@ TEST_F(PrimitivesTest, NtMemcpyExplicitCases) {
     }
 }
 
-TEST_F(PrimitivesTest, NtMemcpyCopiesEveryAlignmentAndLength) {
+// Under every backend: with `none` (persistent caches) the body is one plain copy, not NT
+// stores, and must copy and count exactly as the NT path does.
+class NtMemcpyUnderEachBackend : public ferrite_test::backend_test,
+                                 public ::testing::WithParamInterface<pm::backend> {};
+
+TEST_P(NtMemcpyUnderEachBackend, CopiesEveryAlignmentAndLength) {
+    if (!pm::cpu_supports(GetParam())) GTEST_SKIP() << "this CPU does not support " << pm::to_string(GetParam());
+    pm::set_backend(GetParam());
+    ASSERT_EQ(pm::installed_observer(), nullptr);
     constexpr unsigned char guard = 0xEE;
     std::array<unsigned char, 256 + 16> src{};
     fill_pattern(src.data(), src.size(), 5);
@@ -171,6 +181,11 @@ TEST_F(PrimitivesTest, NtMemcpyCopiesEveryAlignmentAndLength) {
         }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, NtMemcpyUnderEachBackend, ::testing::ValuesIn(pm::all_backends),
+                         [](const ::testing::TestParamInfo<pm::backend>& backend_info) {
+                             return std::string(pm::to_string(backend_info.param));
+                         });
 
 TEST_F(PrimitivesTest, CountersAddUpOverAMixedSequence) {
     line_buffer buf{};
