@@ -57,6 +57,14 @@ void* catalog::dfc_region(std::string_view name, std::uint64_t anchor, std::size
     return region;
 }
 
+void catalog::check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked) {
+    if (asked <= created) return;
+    throw usage_error("catalog: '" + std::string(name) + "' was created for " + std::to_string(created) +
+                      " thread ids (0.." + std::to_string(created - 1) + "); " + std::to_string(asked) +
+                      " were asked for. A DFC structure's thread count is fixed at create: open it with at most " +
+                      std::to_string(created) + ", or give the larger count to a new name");
+}
+
 // Recovery of a named DFC structure: confirm its block (a crash may have come between the
 // anchor and the confirmation), then open it, which runs its recovery (opaque elements:
 // any element type recovers the same way).

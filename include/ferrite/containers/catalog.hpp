@@ -92,8 +92,10 @@ public:
     // The detectable flat-combining structure named `name` (combining/dfc.hpp), created empty
     // for thread ids 0..threads-1 with `initial_nodes` nodes in its region if the pool has
     // none; its node pool grows into the heap. An existing one keeps the thread count it
-    // was created with (see ->threads()). After a crash, each thread's ->recover(tid) tells
-    // what became of its latest operation. Same sharing and errors as open_vector.
+    // was created with (->threads()): asking for fewer opens it, asking for more throws
+    // usage_error and changes nothing (those thread ids do not exist). After a crash, each
+    // thread's ->recover(tid) tells what became of its latest operation. Same sharing and
+    // errors as open_vector.
     template <class T>
     std::shared_ptr<dfc_stack<T>> open_dfc_stack(std::string_view name, unsigned threads,
                                                  std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
@@ -130,6 +132,8 @@ private:
     std::shared_ptr<void> find_live(std::string_view name, std::type_index type);
     void* dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const;
     void recover_dfc(object_kind kind, std::string_view name, std::uint64_t anchor);
+    // Throws usage_error if `asked` thread ids exceed the `created` ones of structure `name`.
+    static void check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked);
 
     template <class C, class T>
     std::shared_ptr<C> open_dfc(std::string_view name, object_kind kind, unsigned threads, std::uint64_t nodes,
@@ -138,7 +142,11 @@ private:
             throw usage_error("catalog: a DFC structure needs at least one thread id and one node");
         const alloc::object_type type{static_cast<std::uint32_t>(kind), alignof(T), sizeof(T)};
         std::lock_guard guard(*lock_);
-        if (auto live = find_live(name, typeid(C))) return std::static_pointer_cast<C>(live);
+        if (auto live = find_live(name, typeid(C))) {
+            auto c = std::static_pointer_cast<C>(live);
+            check_dfc_threads(name, c->threads(), threads);
+            return c;
+        }
         auto& entry = directory_.find_or_add(name, type);
         o.grow_from = heap_;
         std::shared_ptr<C> c;
@@ -150,6 +158,8 @@ private:
         } else {
             std::size_t bytes = 0;
             void* region = dfc_region(name, entry.anchor, bytes);
+            if (bytes >= sizeof(combining::dfc_header))  // else open() reports the damage
+                check_dfc_threads(name, static_cast<const combining::dfc_header*>(region)->threads, threads);
             c = std::make_shared<C>(C::open(region, bytes, o));
         }
         live_.insert_or_assign(std::string(name), live_object{c, typeid(C)});

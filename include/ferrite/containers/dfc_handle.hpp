@@ -60,6 +60,8 @@ public:
         return engine().recovered(tid);
     }
     std::uint64_t next_seq(unsigned tid) const { return engine().next_seq(tid); }
+    // Thread ids are 0..threads()-1, fixed at create.
+    unsigned threads() const noexcept { return engine().threads(); }
 
     auto& engine() noexcept { return static_cast<Derived&>(*this).e_; }
     const auto& engine() const noexcept { return static_cast<const Derived&>(*this).e_; }

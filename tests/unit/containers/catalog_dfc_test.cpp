@@ -4,6 +4,10 @@
 // kinds or element types refused without changes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -85,6 +89,25 @@ TEST_F(CatalogTest, DfcWrongKindOrElementTypeIsRefusedAndChangesNothing) {
     s = names.open_dfc_stack<std::uint64_t>("s", 2);
     EXPECT_EQ(s->unsynchronized_contents(), std::vector<std::uint64_t>{1});
     EXPECT_EQ(names.list().size(), 1u) << "a refused open adds no name";
+}
+
+TEST_F(CatalogTest, DfcAskingForMoreThreadIdsThanCreatedIsRefusedAndChangesNothing) {
+    catalog names(*pool_, *heap_);
+    auto q = names.open_dfc_queue<std::uint64_t>("q", 2, 4);
+    ASSERT_TRUE(q->enqueue(1, 7));
+    EXPECT_THROW(names.open_dfc_queue<std::uint64_t>("q", 3), usage_error) << "while it is open";
+    q.reset();
+    const std::vector<std::byte> before(pool_->base(), pool_->base() + pool_->size());
+    try {
+        (void)names.open_dfc_queue<std::uint64_t>("q", 3);
+        ADD_FAILURE() << "asking for 3 thread ids of a 2-thread queue was accepted";
+    } catch (const usage_error& e) {
+        EXPECT_NE(std::string(e.what()).find("created for 2 thread ids"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), pool_->base())) << "a refused open changed the pool";
+    q = names.open_dfc_queue<std::uint64_t>("q", 1);  // fewer is fine
+    EXPECT_EQ(q->threads(), 2u);
+    EXPECT_EQ(q->dequeue(0), std::optional<std::uint64_t>{7});
 }
 
 TEST_F(CatalogTest, ThreadsShareOneNamedDfcQueue) {
