@@ -80,6 +80,12 @@
 //   * Dirty nodes are written back once per cache line (two nodes share a line).
 //   * The combiner lock is a sync::futex_lock (spin, then sleep: threads may outnumber
 //     cores); the recovery lock a mutex (recover() may be called by every thread or once).
+//   * A sticky combiner (not in the papers; defer_to_last_combiner): a waiter that did not
+//     run the last phase leaves a free lock to the thread that did for an adaptive number
+//     of spins, so that thread, back with its next operation, collects both and the
+//     combiner's lines stay in one core. It changes who combines, never what a phase does.
+//     Measured in docs/results.md (more throughput from 2 threads on; a latency cost when
+//     threads take turns with pauses, kept small by the adaptation).
 //
 // Crash consistency
 //   persistent: cEpoch, both root copies, every thread record, the nodes.
@@ -298,10 +304,14 @@ public:
             // The collecting phase is durable once cEpoch moved two past it.
             return r_.epoch->epoch.load(std::memory_order_acquire) >= a.epoch.load(std::memory_order_relaxed) + 2;
         };
+        if (const auto last = v_->last_combiner.load(std::memory_order_relaxed); last != tid && last != no_combiner)
+            defer_to_last_combiner(done);
         if (v_->lock.wait_for(done)) {
             // Holding the lock: a non-BOTTOM status was answered by a finished phase.
-            if (a.status.load(std::memory_order_acquire) == static_cast<std::uint64_t>(dfc_status::bottom))
+            if (a.status.load(std::memory_order_acquire) == static_cast<std::uint64_t>(dfc_status::bottom)) {
                 combine_locked();
+                v_->last_combiner.store(tid, std::memory_order_relaxed);
+            }
             v_->lock.unlock();
         }
         return {static_cast<dfc_status>(a.status.load(std::memory_order_acquire)),
@@ -387,6 +397,14 @@ public:
     const dfc_node& node(std::uint64_t n) const noexcept { return v_->nodes.node(n); }
     std::uint64_t nodes_in_use() const noexcept { return v_->nodes.used(); }
     const dfc_stats& stats() const noexcept { return v_->stats; }
+    // The sticky combiner (defer_to_last_combiner): a thread that did not run the last phase
+    // leaves a free lock alone for between min_deferral observations (a few, so that a
+    // deferral can still pay off and the budget grow again) and max_deferral; the current
+    // budget is deferral_budget() (for tests).
+    static constexpr unsigned min_deferral = 8;
+    static constexpr unsigned max_deferral = 256;
+    static constexpr unsigned no_combiner = ~0u;  // no thread has run a phase since open
+    unsigned deferral_budget() const noexcept { return v_->deferral.load(std::memory_order_relaxed); }
     const dfc_options& options() const noexcept { return v_->options; }
     Trace& trace() noexcept { return v_->trace; }
 
@@ -425,6 +443,8 @@ public:
 private:
     struct volatile_state {
         alignas(line) sync::futex_lock<WaitPolicy> lock;  // cLock
+        alignas(line) std::atomic<unsigned> last_combiner{no_combiner};  // tid that ran the last phase
+        std::atomic<unsigned> deferral{max_deferral};            // adaptive: see defer_to_last_combiner
         alignas(line) std::mutex recovery;                // rLock
         bool recovered = false;
         dfc_options options;
@@ -450,6 +470,34 @@ private:
     static void check_region(void* region) {
         if (region == nullptr || reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
             throw usage_error("dfc: the region must be 64-byte aligned (e.g. a pool root)");
+    }
+
+    // The sticky combiner: a thread whose operation is pending, and that did not run the
+    // last phase, leaves a free lock to the thread that did for up to `deferral`
+    // observations, so that this thread (back with its next announcement in a few hundred
+    // nanoseconds) collects both, and the combiner's lines (lock, epoch and roots, nodes,
+    // bitmap, scratch) stay in one core's cache. Adaptive: a deferral that saw the lock free
+    // and ended with the operation answered doubles the budget (up to max_deferral); one
+    // that runs out, nobody having taken the lock (the last combiner is busy elsewhere),
+    // halves it (down to min_deferral), so threads that take turns with pauses between
+    // operations soon wait for each other only briefly.
+    template <class Done>
+    void defer_to_last_combiner(Done& done) noexcept {
+        auto& v = *v_;
+        const unsigned budget = v.deferral.load(std::memory_order_relaxed);
+        unsigned free_seen = 0;
+        for (unsigned i = 0; i < 4 * max_deferral; ++i) {
+            if (done()) {  // answered; after leaving a free lock alone: the deferral paid
+                if (free_seen > 0 && budget < max_deferral)
+                    v.deferral.store(std::min(max_deferral, 2 * budget + 1), std::memory_order_relaxed);
+                return;
+            }
+            if (!v.lock.is_locked() && ++free_seen > budget) {
+                v.deferral.store(std::max(min_deferral, budget / 2), std::memory_order_relaxed);
+                return;
+            }
+            pmem::wait_hint();
+        }
     }
 
     // The active announcement slot of a thread record as the media holds it: the used slot

@@ -209,5 +209,24 @@ TEST_F(DfcEngineTest, StatsCountTheCombinersPersistence) {
     EXPECT_EQ(total.pfences, 2u);
 }
 
+// The sticky combiner: a thread that did not run the last phase leaves a free lock alone for
+// a while, waiting for the last combiner; when nobody comes (here: one OS thread alternating
+// two thread ids, so the lock is always free) each deferral runs out and halves the budget,
+// down to its floor, and the operations still complete.
+TEST_F(DfcEngineTest, DeferralToAnAbsentLastCombinerShrinksToItsFloor) {
+    using engine = stack::engine_type;
+    auto s = stack::create(region.data(), region.size(), threads);
+    EXPECT_EQ(s.engine().deferral_budget(), engine::max_deferral);
+    ASSERT_TRUE(s.push(0, 1));  // thread 0 runs the phase: the last combiner
+    EXPECT_EQ(s.engine().deferral_budget(), engine::max_deferral) << "no deferral: nobody ran a phase before";
+    ASSERT_TRUE(s.push(1, 2));  // waits for thread 0, who never comes
+    EXPECT_EQ(s.engine().deferral_budget(), engine::max_deferral / 2);
+    ASSERT_TRUE(s.push(1, 3)) << "thread 1 is the last combiner now: no deferral";
+    EXPECT_EQ(s.engine().deferral_budget(), engine::max_deferral / 2);
+    for (unsigned i = 0; i < 16; ++i) ASSERT_TRUE(s.push(i % 2, 10 + i));
+    EXPECT_EQ(s.engine().deferral_budget(), engine::min_deferral);
+    EXPECT_EQ(s.unsynchronized_contents().size(), 19u);
+}
+
 }  // namespace
 }  // namespace ferrite
