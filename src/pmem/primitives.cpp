@@ -96,7 +96,8 @@ void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where
         d += head, s += head, n -= head;
     }
     // Aligned body: one NT store per 8 bytes; with persistent caches, one plain copy.
-    if (n >= 8 && installed_observer() == nullptr && (resolve_backend_once(), resolved_backend() == backend::none)) {
+    resolve_backend_once();
+    if (n >= 8 && installed_observer() == nullptr && resolved_backend() == backend::none) {
         const std::size_t body = n & ~std::size_t{7};
         std::memcpy(d, s, body);
         tls_counters.nt_stores += body / 8;

@@ -486,6 +486,7 @@ private:
         auto& v = *v_;
         const unsigned budget = v.deferral.load(std::memory_order_relaxed);
         unsigned free_seen = 0;
+        // Bounded: a lock held throughout leaves the rest of the wait to lock.wait_for.
         for (unsigned i = 0; i < 4 * max_deferral; ++i) {
             if (done()) {  // answered; after leaving a free lock alone: the deferral paid
                 if (free_seen > 0 && budget < max_deferral)
