@@ -311,6 +311,10 @@ void* buddy_heap::allocate(std::size_t bytes) {
 void buddy_heap::confirm_allocation(void* p) {
     std::lock_guard guard(lock_);
     require_writable("buddy_heap::confirm_allocation");
+    confirm_allocation_locked(p);
+}
+
+void buddy_heap::confirm_allocation_locked(void* p) {
     const auto off = arena_offset_of(p);
     const auto st = off ? state_locked(off) : block_state::not_a_block;
     switch (st) {
@@ -334,6 +338,10 @@ void buddy_heap::confirm_allocation(void* p) {
 void buddy_heap::deallocate(void* p) {
     std::lock_guard guard(lock_);
     require_writable("buddy_heap::deallocate");
+    deallocate_locked(p);
+}
+
+void buddy_heap::deallocate_locked(void* p) {
     const auto off = arena_offset_of(p);
     const auto st = off ? state_locked(off) : block_state::not_a_block;
     switch (st) {
@@ -362,6 +370,29 @@ void buddy_heap::deallocate(void* p) {
     throw usage_error("buddy_heap::deallocate(" + describe(p) +
                       "): not a live block of this heap (a pointer into the middle of a block, from "
                       "another heap, or never allocated); pass the pointer allocate() returned");
+}
+
+void buddy_heap::confirm_replacement(void* fresh, void* old) {
+    std::lock_guard guard(lock_);
+    require_writable("buddy_heap::confirm_replacement");
+    const auto fresh_off = arena_offset_of(fresh), old_off = arena_offset_of(old);
+    if (fresh_off && fresh_off == old_off)
+        throw usage_error("buddy_heap::confirm_replacement(" + describe(fresh) +
+                          ", the same block): a block cannot replace itself; pass the new block and the old one");
+    const auto fresh_state = fresh_off ? state_locked(fresh_off) : block_state::not_a_block;
+    const auto old_state = old_off ? state_locked(old_off) : block_state::not_a_block;
+    if (fresh_state == block_state::allocation_pending && old_state == block_state::live) {
+        // The common case: fresh's slot becomes old's deallocation, one word (no free slot needed).
+        log_.flush_clear();
+        table_.store(*table_.find(fresh_off), make_slot(old_off, slot_kind::deallocation));  // LP/PP
+        return;
+    }
+    // Repeated after a crash (fresh live, old pending deallocation: both no-ops), or a block
+    // confirmed or deallocated on its own: the two steps, each of which checks its block
+    // first. Neither needs a free slot unless fresh was confirmed and old is still live.
+    if (old_state == block_state::free || old_state == block_state::not_a_block) deallocate_locked(old);  // throws
+    confirm_allocation_locked(fresh);
+    deallocate_locked(old);
 }
 
 void buddy_heap::confirm_deallocation(void* p) {

@@ -30,6 +30,10 @@
 //   * The persistent references are a fixed table of confirm slots (confirm_table.hpp);
 //     a full table throws confirm_table_full. Setting an allocation's slot is part of the
 //     REQUEST and clearing a deallocation's slot part of the RELEASE (one undo entry).
+//   * confirm_replacement(fresh, old), for clients that swap one block for another (a grown
+//     array): confirming fresh and starting to free old reuse fresh's slot, so a full table
+//     (other clients' pending blocks) cannot stop a replacement that already committed,
+//     nor the recovery that finishes it.
 //   * One spin lock per heap makes it thread-safe (the paper's allocator runs only inside
 //     the combiner). Its wait loop calls pmem::wait_hint() (spin_lock.hpp).
 //   * recover() restores the heap; finish_recovery() is the paper's "after every client
@@ -44,6 +48,8 @@
 //              LP/PP: the log's commit (tag := none, durable) before it returns.
 //   confirm_allocation: slot := empty, pwb, pfence (LP/PP).
 //   deallocate: slot := deallocation, pwb, pfence (LP/PP); the block stays allocated.
+//   confirm_replacement(fresh, old): fresh's slot := old's deallocation, pwb, pfence (LP/PP):
+//              both steps in one store, so replacing a block never waits for a free slot.
 //   confirm_deallocation: RELEASE under the undo log (merge, map, insert, slot := empty);
 //              LP/PP: the log's commit.
 //   recover(): roll an armed log back (undo_log.hpp); reserve the slots in use. The
@@ -130,6 +136,13 @@ public:
     // (pwb) issued before this call are durable before the block can be freed, so the
     // caller needs no pfence of its own between dropping its reference and this call.
     void confirm_deallocation(void* p);
+    // The caller has durably replaced its reference to `old` by one to `fresh` (a grown
+    // array, say): confirm_allocation(fresh) and deallocate(old) as one confirm-slot store,
+    // fresh's pending slot becoming old's deallocation. Unlike the two calls, it needs no
+    // free slot, so a full table cannot stop it, nor a recovery that repeats it. Repeatable
+    // (fresh confirmed and old pending: no-op); bad pointers throw as the two calls do.
+    // confirm_deallocation(old) completes it.
+    void confirm_replacement(void* fresh, void* old);
 
     // ---- observers -------------------------------------------------------------------
     block_state state(const void* p) const;
@@ -170,6 +183,8 @@ private:
     // Heap offset of p if it lies in the arena on a granule boundary, else 0.
     std::uint64_t arena_offset_of(const void* p) const noexcept;
     block_state state_locked(std::uint64_t off) const noexcept;
+    void confirm_allocation_locked(void* p);
+    void deallocate_locked(void* p);
     void require_writable(const char* what) const;
     void release_locked(std::uint64_t off, std::uint64_t slot);
     heap_usage usage_locked() const;

@@ -34,8 +34,9 @@ inline deque_header* deque_header_at(pmem::pool& pool, std::uint64_t anchor) {
 // go, the header naming the old ring until the install. Idempotent, so recovery simply runs
 // it again (growth runs it once). The orders it keeps:
 //   * the old ring's pending deallocation is durable before the install can reach the media
-//     (the heap's deallocate() ends with a pfence): after the install, nothing names the old
-//     ring but the heap's confirm slot;
+//     (the heap's confirm_replacement() ends with a pfence): after the install, nothing names
+//     the old ring but the heap's confirm slot (the one that named the new ring: a heap whose
+//     other slots are all taken cannot stop a growth that committed, or its recovery);
 //   * the install is durable (pwb, pfence) before the tag is cleared: a cleared tag with the
 //     old ring installed would have finish_recovery() free the live ring.
 // The cleared tag itself needs no write-back: a REPLACE whose ring is installed is a no-op
@@ -45,8 +46,11 @@ template <class Heap>
 void deque_finish_replace(pmem::pool& pool, Heap& heap, deque_header* h) {
     const auto old = h->data;
     const bool replaced = old == h->replace_data;
-    if (!replaced && old != 0) heap.deallocate(pool.base() + old);  // no-op if already pending
-    heap.confirm_allocation(pool.base() + h->replace_data);
+    auto* fresh = pool.base() + h->replace_data;
+    if (!replaced && old != 0)
+        heap.confirm_replacement(fresh, pool.base() + old);  // needs no free slot; repeatable
+    else
+        heap.confirm_allocation(fresh);  // no-op if already confirmed
     // The capacity is compared too: it shares the line with the data offset, and a crash may
     // have persisted the first store of the install without the second.
     if (!replaced || h->capacity != h->replace_capacity) {

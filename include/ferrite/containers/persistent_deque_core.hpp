@@ -90,7 +90,7 @@ struct deque_options {
 };
 
 // Heap requirements: as persistent_vector_core's (allocate, confirm_allocation, deallocate,
-// confirm_deallocation; idempotent after a crash).
+// confirm_replacement, confirm_deallocation; idempotent after a crash).
 template <class T, class Heap, class Trace = no_trace>
 class persistent_deque_core {
     static_assert(std::is_trivially_copyable_v<T>,

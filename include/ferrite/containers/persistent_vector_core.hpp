@@ -15,9 +15,11 @@
 //
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol): allocate the new
 // array, copy, pfence; log {new data, new capacity} and tag = REPLACE in one line, pwb,
-// pfence (PP); deallocate the old array (kept referenced by the heap until confirmed);
-// confirm the new one; install data/capacity, pwb, pfence; tag = NOP (not written back: see
-// vector_drop_replace_log); confirm the deallocation.
+// pfence (PP); confirm the new array and deallocate the old one in one confirm-slot store
+// (heap confirm_replacement: the old array stays referenced by the heap until confirmed, and
+// no free slot is needed, so other heap users cannot make a committed growth fail); install
+// data/capacity, pwb, pfence; tag = NOP (not written back: see vector_drop_replace_log);
+// confirm the deallocation.
 //
 // Differences from the thesis: swaps use an *undo* log of the original elements of the
 // distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
@@ -33,8 +35,8 @@
 //   tag = SWAP: restore every logged original, pwb, pfence, then tag = NOP (pwb, pfence: a
 //     later swap batch rewrites the entries before re-committing the tag, so the cleared tag
 //     must be durable first). The swaps of the interrupted pass had not returned.
-//   tag = REPLACE: if the array is not yet the logged one, deallocate the old (idempotent),
-//     confirm the new, install it (pwb, pfence); tag = NOP (no write-back: a repeated
+//   tag = REPLACE: if the array is not yet the logged one, confirm_replacement(new, old)
+//     (idempotent), install it (pwb, pfence); tag = NOP (no write-back: a repeated
 //     recovery finds the logged array installed and does nothing); confirm the deallocation.
 // Pushes and pops need no recovery: `size` is their commit point, and elements beyond it
 // are never read.
@@ -63,9 +65,11 @@ struct vector_options {
     bool elimination = true;  // push/pop elimination inside a pass
 };
 
-// Heap requirements (ferrite::alloc::heap satisfies them): allocate(bytes) -> void* (throws
+// Heap requirements (alloc::buddy_heap satisfies them): allocate(bytes) -> void* (throws
 // std::bad_alloc when exhausted), confirm_allocation(p), deallocate(p),
-// confirm_deallocation(p); all idempotent after a crash as the confirm protocol requires.
+// confirm_replacement(fresh, old) (confirm fresh and deallocate old without a second
+// confirm slot), confirm_deallocation(p); all idempotent after a crash as the confirm
+// protocol requires.
 template <class T, class Heap, class Trace = no_trace>
 class persistent_vector_core {
     static_assert(undo_layout(sizeof(T), alignof(T)).original_offset == offsetof(swap_undo_entry<T>, original) &&
@@ -249,8 +253,10 @@ private:
         pmem::pwb(&h_->log_tag);
         pmem::pfence();  // PP: REPLACE committed; recovery finishes it from here
         const auto old = h_->data;
-        if (old != 0) heap_->deallocate(pool_->base() + old);
-        heap_->confirm_allocation(fresh);
+        if (old != 0)
+            heap_->confirm_replacement(fresh, pool_->base() + old);  // fresh's slot now frees old
+        else
+            heap_->confirm_allocation(fresh);
         vector_install(h_, h_->replace_data, cap);
         vector_drop_replace_log(h_);
         if (old != 0) heap_->confirm_deallocation(pool_->base() + old);

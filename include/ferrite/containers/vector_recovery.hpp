@@ -79,8 +79,11 @@ void recover_vector(pmem::pool& pool, Heap& heap, vector_header* h) {
     } else if (h->log_tag == vector_log_tag::replace) {
         const auto old = h->data;
         if (old != h->replace_data) {
-            if (old != 0) heap.deallocate(pool.base() + old);
-            heap.confirm_allocation(pool.base() + h->replace_data);
+            auto* fresh = pool.base() + h->replace_data;
+            if (old != 0)
+                heap.confirm_replacement(fresh, pool.base() + old);  // needs no free slot
+            else
+                heap.confirm_allocation(fresh);
         }
         // Both words: a crash may have persisted the new data offset without the capacity
         // (stores to one line persist in order), which would leave a stale, smaller capacity.

@@ -72,6 +72,37 @@ TEST_F(HeapBadInput, ConfirmTableFull) {
     EXPECT_NO_THROW(heap_.deallocate(live_));
 }
 
+// confirm_replacement(fresh, old) reuses fresh's slot for old: a full table cannot stop it.
+TEST_F(HeapBadInput, ConfirmReplacementNeedsNoFreeSlot) {
+    std::vector<void*> unconfirmed;
+    for (int i = 0; i < 2; ++i) unconfirmed.push_back(heap_.allocate(64));
+    void* fresh = heap_.allocate(200);  // the last of the 4 slots
+    expect_rejected<ferrite::confirm_table_full>([&] { heap_.deallocate(live_); }, "confirm slots");
+    heap_.confirm_replacement(fresh, live_);
+    EXPECT_EQ(heap_.state(fresh), block_state::live);
+    EXPECT_EQ(heap_.state(live_), block_state::deallocation_pending);
+    EXPECT_EQ(heap_.usage().pending_allocations, 3u) << "pending_ and the two others; fresh confirmed";
+    heap_.confirm_replacement(fresh, live_);  // repeated (as a recovery would): no-op
+    EXPECT_EQ(heap_.usage().pending_deallocations, 1u);
+    heap_.confirm_deallocation(live_);
+    EXPECT_EQ(heap_.state(live_), block_state::free);
+    EXPECT_EQ(heap_.check(), std::vector<std::string>{});
+}
+
+TEST_F(HeapBadInput, ConfirmReplacementRejectsBadBlocks) {
+    void* fresh = heap_.allocate(64);
+    int local = 0;
+    expect_rejected<ferrite::usage_error>([&] { heap_.confirm_replacement(fresh, fresh); }, "replace itself");
+    expect_rejected<ferrite::usage_error>([&] { heap_.confirm_replacement(fresh, &local); }, "not a live block");
+    expect_rejected<ferrite::usage_error>([&] { heap_.confirm_replacement(&local, live_); }, "not a block");
+    void* gone = heap_.allocate(64);
+    heap_.confirm_allocation(gone);
+    heap_.deallocate(gone);
+    heap_.confirm_deallocation(gone);
+    expect_rejected<ferrite::usage_error>([&] { heap_.confirm_replacement(fresh, gone); }, "double free");
+    expect_rejected<ferrite::usage_error>([&] { heap_.confirm_replacement(gone, live_); }, "free");
+}
+
 TEST_F(HeapBadInput, DoubleFree) {
     void* p = heap_.allocate(64);
     heap_.confirm_allocation(p);

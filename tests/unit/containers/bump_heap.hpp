@@ -25,6 +25,10 @@ public:
     }
     void confirm_allocation(void* p) { unconfirmed.erase(p); }
     void deallocate(void* p) { freed.insert(p); }
+    void confirm_replacement(void* fresh, void* old) {
+        confirm_allocation(fresh);
+        deallocate(old);
+    }
     void confirm_deallocation(void* p) { confirmed_free.insert(p); }
 
     std::set<void*> unconfirmed, freed, confirmed_free;

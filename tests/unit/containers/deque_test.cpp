@@ -1,8 +1,8 @@
 // ferrite::deque and ferrite::queue (persistent_deque_core.hpp): sequential semantics against
 // std::deque (seeded property test), empty ends, growth through the heap's confirm protocol
-// and wrap-around of the ring, reopening, the persistence cost of a batch, recovery from
-// every crash point of an operation that grows the ring (crash images from the simulator),
-// and concurrent use under both engines with threads that come and go.
+// and wrap-around of the ring, reopening, the persistence cost of a batch, and concurrent use
+// under both engines with threads that come and go. Recovery from every crash point of a
+// growing push: growth_crash_test.cpp.
 #include "ferrite/containers/deque.hpp"
 
 #include <gtest/gtest.h>
@@ -174,64 +174,6 @@ TEST_F(DequeTest, OneFencePairPerPushAndOneFencePerPop) {
     const auto reads = pmem::thread_counters() - before;
     EXPECT_EQ(reads.pfences, 0u);
     EXPECT_EQ(reads.pwb_lines, 0u);
-}
-
-TEST(DequeCrash, RecoversFromEveryCrashPointOfAGrowingPush) {
-    const std::string path = scratch_path("deque-crash");
-    constexpr u64 heap_offset = 4096 + 64, heap_bytes = 192 * 1024;
-    std::filesystem::remove(path);
-    auto p = pmem::pool::create(path, "deque-crash", 256 * 1024);
-    auto& anchor = *static_cast<u64*>(p.root_bytes(64 + heap_bytes));
-    auto heap = alloc::buddy_heap::create(p, heap_offset, heap_bytes);
-    using dq = deque<u64, alloc::buddy_heap>;
-    auto d = dq::create(p, heap, anchor, 2);
-    d.push_back(2);
-    d.push_front(1);  // the ring is full and wrapped: the next push grows it
-    const std::vector<u64> before{1, 2}, after{1, 2, 3};
-
-    sim::site_registry sites;
-    std::vector<std::vector<std::byte>> images;
-    sim::session::options opts;
-    sim::session* self = nullptr;
-    opts.at_event = [&](u64 e) {
-        for (u64 seed = 0; seed < 4; ++seed) {
-            images.emplace_back();
-            self->crash_image(seed * 7919 + e, images.back());
-        }
-    };
-    {
-        sim::session s(p.base(), p.size(), 1, sites, std::move(opts));
-        self = &s;
-        sim::session::binding bind(&s, 0);
-        ASSERT_TRUE(d.push_back(3));
-    }
-    EXPECT_GT(images.size(), 4u * 10) << "a growing push has more than 10 persistence events";
-    const std::string image_path = path + "-image";
-    std::size_t saw_before = 0, saw_after = 0;
-    for (const auto& img : images) {
-        {
-            std::ofstream out(image_path, std::ios::binary | std::ios::trunc);
-            out.write(reinterpret_cast<const char*>(img.data()), static_cast<std::streamsize>(img.size()));
-        }
-        auto q = pmem::pool::open(image_path, "deque-crash");
-        const auto a = *static_cast<u64*>(q.root_bytes(64 + heap_bytes));
-        auto h = alloc::buddy_heap::open(q, heap_offset);
-        h.recover();
-        dq::recover(q, h, a);
-        h.finish_recovery();
-        ASSERT_EQ(h.check(), std::vector<std::string>{});
-        EXPECT_EQ(h.usage().pending_allocations + h.usage().pending_deallocations, 0u);
-        auto r = dq::open(q, h, a);
-        const auto got = r.unsynchronized_contents();
-        ASSERT_TRUE(got == before || got == after) << "recovered " << got.size() << " elements";
-        (got == before ? saw_before : saw_after)++;
-        EXPECT_TRUE(r.push_front(0)) << "the recovered deque works";
-        EXPECT_EQ(r.front(), 0u);
-    }
-    EXPECT_GT(saw_before, 0u);
-    EXPECT_GT(saw_after, 0u);
-    std::filesystem::remove(image_path);
-    std::filesystem::remove(path);
 }
 
 // Waves of threads (each wave joins before the next starts, so publications of exited
