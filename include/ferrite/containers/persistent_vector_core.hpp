@@ -232,17 +232,19 @@ private:
         }
     }
 
-    // Grow to at least `needed` elements (doubling). False if the heap is exhausted.
+    // Grow to at least `needed` elements (doubling). False if the heap cannot give the block
+    // (exhausted, no free confirm slot, larger than its largest block; also, indistinguishably,
+    // a heap left unrecovered: the catalog refuses those up front) or if the byte count
+    // would overflow (the doubling below would otherwise never end).
     bool grow(std::uint64_t needed) noexcept {
         if (needed <= h_->capacity) return true;
+        if (needed > (std::uint64_t{1} << 62) / sizeof(T)) return false;
         std::uint64_t cap = std::max<std::uint64_t>(h_->capacity, 8);
         while (cap < needed) cap *= 2;
         void* fresh = nullptr;
         try {
             fresh = heap_->allocate(cap * sizeof(T));
-        } catch (const std::bad_alloc&) {
-            return false;
-        } catch (const std::exception&) {
+        } catch (const std::exception&) {  // std::bad_alloc, confirm_table_full, usage_error
             return false;
         }
         if (h_->size > 0) store(fresh, data(), h_->size * sizeof(T));

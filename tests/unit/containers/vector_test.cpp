@@ -96,6 +96,9 @@ TEST_F(VectorTest, GrowthUsesTheConfirmProtocol) {
 TEST_F(VectorTest, HeapExhaustedPushFails) {
     auto v = make(4);
     EXPECT_FALSE(v.reserve(std::uint64_t{1} << 40)) << "reserve beyond the heap fails";
+    EXPECT_FALSE(v.reserve(~std::uint64_t{0})) << "a capacity whose bytes overflow fails, and ends";
+    EXPECT_FALSE(v.reserve((std::uint64_t{1} << 61) + 1)) << "8 bytes each: the byte count overflows";
+    EXPECT_EQ(v.capacity(), 4u);
     std::uint64_t pushed = 0;
     while (v.push_back(pushed) && pushed < (1u << 22)) ++pushed;
     EXPECT_LT(pushed, 1u << 22) << "the 16 MiB heap must run out";
