@@ -57,6 +57,13 @@ void* catalog::dfc_region(std::string_view name, std::uint64_t anchor, std::size
     return region;
 }
 
+void catalog::require_writable(std::string_view name) const {
+    if (pool_->read_only())
+        throw usage_error("catalog: cannot open '" + std::string(name) + "': '" + pool_->path().string() +
+                          "' is open read-only (pool::inspect), where named objects can be listed, not "
+                          "opened; open the pool with pool::open to use them");
+}
+
 void catalog::check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked) {
     if (asked <= created) return;
     throw usage_error("catalog: '" + std::string(name) + "' was created for " + std::to_string(created) +

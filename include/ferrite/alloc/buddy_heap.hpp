@@ -121,6 +121,8 @@ public:
     // and call it again).
     void finish_recovery();
     bool recovery_finished() const noexcept;
+    // Opened (after a restart, or read-only) and recover() not yet called: every change throws.
+    bool needs_recovery() const noexcept { return phase_ == phase::needs_recovery; }
 
     // ---- allocation (the confirm protocol) --------------------------------------------
     // A block of at least `bytes` bytes (the smallest power of two >= max(bytes, 64)),

@@ -71,14 +71,16 @@ public:
 
     // The vector named `name`, created empty (with `initial_capacity`) if the pool has none.
     // Every call for one name returns the same object while it is alive; asking for it with
-    // another engine meanwhile throws usage_error. Throws ferrite::error if `name` holds
-    // another kind of object or another element type.
+    // another engine meanwhile throws usage_error, as does a pool open read-only
+    // (pool::inspect: list() works there). Throws ferrite::error if `name` holds another
+    // kind of object or another element type.
     template <class T, class EngineSelector = containers::use_pfc>
     std::shared_ptr<vector<T, heap_type, EngineSelector>> open_vector(std::string_view name,
                                                                       std::size_t initial_capacity = 16,
                                                                       containers::vector_options opts = {}) {
         using vector_type = vector<T, heap_type, EngineSelector>;
         const alloc::object_type type{static_cast<std::uint32_t>(object_kind::vector), alignof(T), sizeof(T)};
+        require_writable(name);
         std::lock_guard guard(*lock_);
         if (auto live = find_live(name, typeid(vector_type))) return std::static_pointer_cast<vector_type>(live);
         auto& entry = directory_.find_or_add(name, type);
@@ -132,6 +134,8 @@ private:
     std::shared_ptr<void> find_live(std::string_view name, std::type_index type);
     void* dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const;
     void recover_dfc(object_kind kind, std::string_view name, std::uint64_t anchor);
+    // Throws usage_error if the pool is open read-only: its objects can be listed, not opened.
+    void require_writable(std::string_view name) const;
     // Throws usage_error if `asked` thread ids exceed the `created` ones of structure `name`.
     static void check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked);
 
@@ -140,6 +144,7 @@ private:
                                 combining::dfc_options o) {
         if (threads == 0 || nodes == 0)
             throw usage_error("catalog: a DFC structure needs at least one thread id and one node");
+        require_writable(name);
         const alloc::object_type type{static_cast<std::uint32_t>(kind), alignof(T), sizeof(T)};
         std::lock_guard guard(*lock_);
         if (auto live = find_live(name, typeid(C))) {

@@ -30,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "ferrite/containers/open_checks.hpp"
 #include "ferrite/containers/persistent_deque_core.hpp"
 #include "ferrite/containers/vector.hpp"
 
@@ -57,6 +58,7 @@ public:
     // The deque `anchor` refers to (after recover() if the pool was not shut down cleanly).
     static deque open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::deque_options opts = {},
                       Trace trace = {}) {
+        containers::require_changeable(pool, heap, "ferrite::deque::open");
         return deque(pool, heap, core::open(pool, anchor), opts, std::move(trace));
     }
     // After a crash: finish or undo what the interrupted combining pass left.

@@ -30,6 +30,7 @@
 #include <optional>
 #include <span>
 
+#include "ferrite/containers/open_checks.hpp"
 #include "ferrite/containers/vector.hpp"
 
 namespace ferrite {
@@ -93,6 +94,7 @@ public:
     }
     static stack open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::vector_options opts = {},
                       Trace trace = {}) {
+        containers::require_changeable(pool, heap, "ferrite::stack::open");
         return stack(pool, heap, core::open(pool, anchor), opts, std::move(trace));
     }
     static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {

@@ -28,6 +28,7 @@
 #include "ferrite/combining/fpfc.hpp"
 #include "ferrite/combining/pfc.hpp"
 #include "ferrite/containers/combined.hpp"
+#include "ferrite/containers/open_checks.hpp"
 #include "ferrite/containers/persistent_vector_core.hpp"
 
 namespace ferrite {
@@ -73,6 +74,7 @@ public:
     // The vector `anchor` refers to (after recover() if the pool was not shut down cleanly).
     static vector open(pmem::pool& pool, Heap& heap, std::uint64_t anchor,
                        containers::vector_options opts = {}, Trace trace = {}) {
+        containers::require_changeable(pool, heap, "ferrite::vector::open");
         return vector(pool, heap, core::open(pool, anchor), opts, std::move(trace));
     }
     // After a crash: finish or undo what the interrupted combining pass left (see above).

@@ -10,6 +10,8 @@
 
 #include <array>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -85,6 +87,45 @@ TEST_F(CatalogTest, WrongTypeOrBadNameIsRefusedAndChangesNothing) {
     EXPECT_THROW(names.open_vector<std::uint64_t>("has space"), usage_error);
     EXPECT_THROW(names.open_vector<std::uint64_t>(""), usage_error);
     EXPECT_EQ(names.list().size(), 1u);
+    EXPECT_EQ(names.open_vector<std::uint64_t>("ids")->get(0), 5u);
+}
+
+// A pool opened for inspection (pool::inspect, read-only) lists its objects but refuses to
+// open them: their operations would store into a read-only mapping.
+TEST_F(CatalogTest, AnInspectedPoolListsButRefusesToOpenAndChangesNothing) {
+    {
+        catalog names(*pool_, *heap_);
+        names.open_vector<std::uint64_t>("ids")->push_back(5);
+        names.open_dfc_stack<std::uint64_t>("jobs", 2)->push(0, 7);
+    }
+    heap_.reset();
+    pool_.reset();
+    const auto bytes = [&] {
+        std::ifstream in(path_, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const auto before = bytes();
+    {
+        auto ro = pmem::pool::inspect(path_);
+        auto heap = alloc::buddy_heap::open(ro, ro.heap_offset());
+        catalog names(ro, heap);
+        EXPECT_EQ(names.list().size(), 2u);
+        const auto refused = [](auto&& open, const char* what) {
+            try {
+                open();
+                ADD_FAILURE() << what << ": opened on a read-only pool";
+            } catch (const usage_error& e) {
+                EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+            }
+        };
+        refused([&] { names.open_vector<std::uint64_t>("ids"); }, "existing vector");
+        refused([&] { names.open_vector<std::uint64_t>("new"); }, "new vector");
+        refused([&] { names.open_dfc_stack<std::uint64_t>("jobs", 2); }, "existing DFC stack");
+        refused([&] { names.open_dfc_queue<std::uint64_t>("new", 2); }, "new DFC queue");
+    }
+    EXPECT_EQ(bytes(), before) << "the pool file changed";
+    reopen();
+    catalog names(*pool_, *heap_);
     EXPECT_EQ(names.open_vector<std::uint64_t>("ids")->get(0), 5u);
 }
 
