@@ -2,7 +2,7 @@
 # A crash campaign for every registered target (`ferrite crashtest --list`), run as a user
 # would: correct targets must finish with no violation (exit 0) and kill every persistence
 # site under flush mutation testing; buggy-* targets must be caught (exit 3).
-# Usage: campaigns.sh FERRITE [CRASHES] [MUTATION_CRASHES]
+# Usage: campaigns.sh FERRITE [CRASHES] [MUTATION_CRASHES]   (MUTATION_CRASHES 0: no mutation)
 set -u
 ferrite=$1
 crashes=${2:-${FERRITE_CAMPAIGN_CRASHES:-10000}}
@@ -27,6 +27,7 @@ for t in $targets; do
     echo "ok: crashtest $t ($summary ${ms} ms)"; passed=$((passed + 1))
   fi
   case $t in buggy-*) continue ;; esac
+  [ "$mutation_crashes" -gt 0 ] || continue
   out=$("$ferrite" --pool-dir "$dir" crashtest "$t" --mutate all --crashes "$mutation_crashes" 2>&1); rc=$?
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: crashtest $t --mutate all -> exit $rc"; echo "$out"; failures=$((failures + 1))
