@@ -6,6 +6,8 @@ Usage: plot.py BENCH.csv OUTDIR
 One plot per workload, OUTDIR/<workload>.png: median ops/s against threads on a log2 axis,
 one line per structure with its min-max band shaded, and a dashed line where the thread
 count passes the machine's hardware threads (to its right, threads are oversubscribed).
+The y axis is logarithmic when the medians span more than a factor of 10 (a volatile
+upper bound beside PMDK, say), so the structures in between stay readable.
 Exit status 3 if matplotlib is missing (Debian: python3-matplotlib), 1 on a bad CSV.
 """
 import csv
@@ -41,6 +43,7 @@ def main(argv):
     for workload, structures in by_workload.items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         all_threads = set()
+        medians = []
         for name in order:
             if name not in structures:
                 continue
@@ -48,6 +51,7 @@ def main(argv):
             t = [int(r["threads"]) for r in pts]
             all_threads.update(t)
             med = [float(r["ops_per_sec"]) / 1e6 for r in pts]
+            medians += med
             lo = [float(r["ops_per_sec_min"]) / 1e6 for r in pts]
             hi = [float(r["ops_per_sec_max"]) / 1e6 for r in pts]
             line, = ax.plot(t, med, marker="o", label=name)
@@ -57,8 +61,13 @@ def main(argv):
         ax.set_xticks(ticks)
         ax.set_xticklabels([str(x) for x in ticks])
         ax.set_xlabel("threads")
-        ax.set_ylabel("Mops/s (median, min-max shaded)")
-        ax.set_ylim(bottom=0)
+        positive = [m for m in medians if m > 0]
+        if positive and max(positive) > 10 * min(positive):
+            ax.set_yscale("log")
+            ax.set_ylabel("Mops/s, log scale (median, min-max shaded)")
+        else:
+            ax.set_ylabel("Mops/s (median, min-max shaded)")
+            ax.set_ylim(bottom=0)
         first = rows[0]
         cores = int(first.get("hardware_concurrency") or 0)
         title = f"{workload}"
