@@ -5,6 +5,8 @@
 //   vector-mutex     the same persistent vector core, each operation a batch of one under a
 //                    std::mutex (the thesis's "Mutex" baseline: same persistence, no combining)
 //   vector-volatile  the same engine (FPFC) over a DRAM vector with no persistence
+//   vector-volatile-pfc  PFC over the same DRAM vector: what stack-pfc (the PFC engine over
+//                    this core) could reach if persisting cost nothing
 // Ablations (--ablation): no-nt = plain stores + pwb instead of NT stores; no-futex = the
 // engines' pure-spin waiting. Each subject builds its pool (64 MiB, a 48 MiB buddy heap) in
 // the configured pool directory and removes it when destroyed (scratch_pool.hpp).
@@ -20,6 +22,7 @@
 #include "bench/containers/vector_subjects.hpp"
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/combining/fpfc.hpp"
+#include "ferrite/combining/pfc.hpp"
 #include "ferrite/containers/vector.hpp"
 
 namespace ferrite::bench {
@@ -150,6 +153,9 @@ void register_vector_subjects(std::vector<subject_kind>& out) {
     out.push_back({"vector-volatile", "FPFC over a DRAM vector, no persistence (upper bound)", vector_ops,
                    choose<volatile_vector<combining::fpfc<volatile_vector_core<element>>>,
                           volatile_vector<combining::fpfc<volatile_vector_core<element>, sync::pure_spin>>>});
+    out.push_back({"vector-volatile-pfc", "PFC over a DRAM vector, no persistence (upper bound of stack-pfc)", vector_ops,
+                   choose<volatile_vector<combining::pfc<volatile_vector_core<element>>>,
+                          volatile_vector<combining::pfc<volatile_vector_core<element>, sync::pure_spin>>>});
 }
 
 }  // namespace ferrite::bench
