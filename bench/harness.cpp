@@ -52,13 +52,13 @@ void validate(const bench_config& cfg) {
     } else if (cfg.ops_per_thread == 0) {
         throw usage_error("--ops must be at least 1");
     }
-    for (const auto* s : cfg.structures)
+    for (const auto& s : cfg.structures)
         for (const auto* w : cfg.workloads) {
             std::vector<op> missing;
-            if (!can_run(s->supports, *w, &missing))
-                throw usage_error("structure '" + s->name + "' cannot run workload '" + w->name +
+            if (!can_run(s.kind->supports, *w, &missing))
+                throw usage_error("structure '" + s.kind->name + "' cannot run workload '" + w->name +
                                   "': it lacks " + op_list(missing) + " (it supports " +
-                                  op_list(s->supports) + ")");
+                                  op_list(s.kind->supports) + ")");
         }
 }
 
@@ -66,12 +66,16 @@ std::uint64_t initial_size_for(const bench_config& cfg, const workload& w) {
     return cfg.initial_size.value_or(w.initial_size);
 }
 
-rep_result measure(const subject_kind& kind, const workload& w, unsigned threads,
+std::string measured_structure::label() const {
+    return own_options ? kind->name + ":" + ablation_name(*own_options) : kind->name;
+}
+
+rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,
                    const bench_config& cfg, unsigned rep) {
     const std::uint64_t initial = initial_size_for(cfg, w);
-    const subject_config sc{threads, initial, cfg.pool_dir, cfg.options};
-    const auto subj = kind.make(sc);
-    if (!subj) throw error("structure '" + kind.name + "' could not be created");
+    const subject_config sc{threads, initial, cfg.pool_dir, cfg.options_for(entry)};
+    const auto subj = entry.kind->make(sc);
+    if (!subj) throw error("structure '" + entry.label() + "' could not be created");
 
     std::vector<worker_slot> slots(threads);
     std::atomic<unsigned> ready{0};
@@ -164,10 +168,10 @@ rep_result measure(const subject_kind& kind, const workload& w, unsigned threads
     return r;
 }
 
-point_result summarize_point(const subject_kind& kind, const workload& w, unsigned threads,
+point_result summarize_point(const measured_structure& s, const workload& w, unsigned threads,
                              std::uint64_t initial_size, std::vector<rep_result> reps) {
     point_result p;
-    p.structure = kind.name;
+    p.structure = s.label();
     p.workload = w.name;
     p.threads = threads;
     p.initial_size = initial_size;
@@ -227,16 +231,18 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
                 for (std::size_t s = 0; s < n_structures; ++s) {
                     const unsigned t = cfg.threads[ti];
                     if (cfg.on_progress)
-                        cfg.on_progress(cfg.structures[s]->name + " " + w->name + " " + std::to_string(t) + "t",
+                        cfg.on_progress(cfg.structures[s].label() + " " + w->name + " " + std::to_string(t) + "t",
                                         done, total);
-                    reps[ti][s].push_back(measure(*cfg.structures[s], *w, t, cfg, rep));
+                    reps[ti][s].push_back(measure(cfg.structures[s], *w, t, cfg, rep));
                     ++done;
                 }
         for (std::size_t ti = 0; ti < cfg.threads.size(); ++ti) {
             const unsigned t = cfg.threads[ti];
             const auto first = out.size();
-            for (std::size_t s = 0; s < n_structures; ++s)
-                out.push_back(summarize_point(*cfg.structures[s], *w, t, initial, std::move(reps[ti][s])));
+            for (std::size_t s = 0; s < n_structures; ++s) {
+                out.push_back(summarize_point(cfg.structures[s], *w, t, initial, std::move(reps[ti][s])));
+                out.back().ablation = ablation_name(cfg.options_for(cfg.structures[s]));
+            }
             const double base = out[first].ops_per_sec.median;
             for (std::size_t i = first; i < out.size(); ++i) {
                 out[i].baseline = out[first].structure;

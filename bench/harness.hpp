@@ -40,19 +40,35 @@ inline constexpr unsigned default_reps = 5;
 inline constexpr std::uint64_t default_ops_per_thread = 200000;
 inline constexpr unsigned max_threads = 4096;
 
+// One structure of a run: its kind and, where the --structure entry named one after a
+// colon (`dfc-stack:no-elimination`), an ablation of its own instead of the run's. Entries
+// of one kind with different ablations compare them inside one interleaved run.
+struct measured_structure {
+    measured_structure(const subject_kind& k) : kind(&k) {}  // implicit: a kind alone is an entry
+    measured_structure(const subject_kind& k, subject_options own) : kind(&k), own_options(own) {}
+    const subject_kind* kind;
+    std::optional<subject_options> own_options;  // nullopt: bench_config::options
+    // What its records are called: the kind's name, with ":ablation" when it has its own.
+    std::string label() const;
+};
+
 struct bench_config {
-    std::vector<const subject_kind*> structures;  // the first is the baseline of the ratios
+    std::vector<measured_structure> structures;  // the first is the baseline of the ratios
     std::vector<const workload*> workloads;
     std::vector<unsigned> threads{std::begin(default_threads), std::end(default_threads)};
     unsigned reps = default_reps;
     std::uint64_t ops_per_thread = default_ops_per_thread;
     std::optional<double> seconds;              // fixed duration instead of fixed operations
     std::optional<std::uint64_t> initial_size;  // default: the workload's
-    subject_options options;
+    subject_options options;         // every structure's, but for those with their own
     std::filesystem::path pool_dir;  // empty: the ferrite pool directory
     std::uint64_t seed = 1;          // repetition r of thread t draws from seed + r, t
     // Called before each measurement: what runs next, measurements done, measurements in all.
     std::function<void(const std::string& label, std::uint64_t done, std::uint64_t total)> on_progress;
+
+    const subject_options& options_for(const measured_structure& s) const noexcept {
+        return s.own_options ? *s.own_options : options;
+    }
 };
 
 struct rep_result {
@@ -68,7 +84,8 @@ struct rep_result {
 
 // One (structure, workload, threads) point over all repetitions.
 struct point_result {
-    std::string structure;
+    std::string structure;        // measured_structure::label()
+    std::string ablation = "none";
     std::string workload;
     unsigned threads = 0;
     std::uint64_t initial_size = 0;
@@ -95,11 +112,11 @@ void validate(const bench_config& cfg);
 std::uint64_t initial_size_for(const bench_config& cfg, const workload& w);
 
 // One measurement (a fresh subject). Rethrows the first exception of a worker.
-rep_result measure(const subject_kind& kind, const workload& w, unsigned threads,
+rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,
                    const bench_config& cfg, unsigned rep);
 
-// Summary of one point's repetitions (ratios are filled in by run_bench).
-point_result summarize_point(const subject_kind& kind, const workload& w, unsigned threads,
+// Summary of one point's repetitions (ablation and ratios are filled in by run_bench).
+point_result summarize_point(const measured_structure& s, const workload& w, unsigned threads,
                              std::uint64_t initial_size, std::vector<rep_result> reps);
 
 // Every point: for each workload, for each thread count, every structure in order.

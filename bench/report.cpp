@@ -100,7 +100,7 @@ nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
             {"vs_baseline", p.vs_baseline},
             {"oversubscribed", oversubscribed(p, run.machine)},
             {"initial_size", p.initial_size},
-            {"ablation", run.ablation},
+            {"ablation", p.ablation},
             {"seed", run.seed},
             {"machine",
              {{"hardware_concurrency", run.machine.hardware_concurrency},

@@ -8,7 +8,8 @@
 //   timed region), ops_per_sec (median), ops_per_sec_min, ops_per_sec_max, pwb_per_op,
 //   pfence_per_op, nt_stores_per_op (null where the structure's persistence is not counted
 //   by ferrite, e.g. PMDK), batch_size, baseline, vs_baseline, oversubscribed (threads >
-//   hardware threads), initial_size, ablation, seed, machine {hardware_concurrency, cpu,
+//   hardware threads), initial_size, ablation (the structure's: the run's --ablation, or
+//   its own from a `name:ablation` entry), seed, machine {hardware_concurrency, cpu,
 //   backend}.
 // CSV has the same fields in csv_columns() order, machine fields flattened, unknown = empty.
 #pragma once
@@ -39,7 +40,7 @@ struct run_info {
     unsigned reps = 0;
     std::optional<std::uint64_t> ops_per_thread;  // --ops mode
     std::optional<double> duration;               // --seconds mode
-    std::string ablation = "none";
+    std::string ablation = "none";                // the run's (--ablation)
     std::uint64_t seed = 1;
     machine_info machine;
 };

@@ -44,7 +44,7 @@ TEST(BenchBaselines, EverySupportedWorkloadRunsAndRemovesItsPool) {
             if (!fb::can_run(s.supports, w)) continue;
             ++runnable;
             fb::bench_config cfg;
-            cfg.structures = {&s};
+            cfg.structures = {s};
             cfg.workloads = {&w};
             cfg.threads = {1, 3};
             cfg.reps = 1;

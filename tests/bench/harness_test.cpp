@@ -18,7 +18,7 @@ using fb::testing::ledger;
 
 namespace {
 
-fb::bench_config config(std::vector<const fb::subject_kind*> s, const char* workload) {
+fb::bench_config config(std::vector<fb::measured_structure> s, const char* workload) {
     fb::bench_config c;
     c.structures = std::move(s);
     c.workloads = {fb::find_workload(workload)};
@@ -33,7 +33,7 @@ fb::bench_config config(std::vector<const fb::subject_kind*> s, const char* work
 TEST(BenchHarness, FixedOpsCountsEveryOperationExactly) {
     ledger l;
     const auto kind = counting_kind(l);
-    auto cfg = config({&kind}, "push-pop");
+    auto cfg = config({kind}, "push-pop");
     const auto r = fb::measure(kind, *cfg.workloads[0], 3, cfg, 0);
     EXPECT_EQ(r.ops, 3000u);
     EXPECT_EQ(l.total(), 3000u);
@@ -55,7 +55,7 @@ TEST(BenchHarness, FixedOpsCountsEveryOperationExactly) {
 TEST(BenchHarness, SubjectGetsThreadsAndInitialSize) {
     ledger l;
     const auto kind = counting_kind(l);
-    auto cfg = config({&kind}, "get");
+    auto cfg = config({kind}, "get");
     fb::measure(kind, *cfg.workloads[0], 2, cfg, 0);
     cfg.initial_size = 77;
     cfg.options.futex_wait = false;
@@ -73,7 +73,7 @@ TEST(BenchHarness, RunBenchMakesAFreshSubjectPerMeasurementAndReportsRatios) {
     ledger base_l, other_l;
     const auto base = counting_kind(base_l, "base");
     const auto other = counting_kind(other_l, "other", {op::push_back, op::pop_back}, {false, 0, 0});
-    auto cfg = config({&base, &other}, "push-pop");
+    auto cfg = config({base, other}, "push-pop");
     std::uint64_t calls = 0, last_total = 0;
     cfg.on_progress = [&](const std::string&, std::uint64_t, std::uint64_t total) {
         ++calls;
@@ -110,6 +110,28 @@ TEST(BenchHarness, RunBenchMakesAFreshSubjectPerMeasurementAndReportsRatios) {
     EXPECT_DOUBLE_EQ(points[1].batch_size, 0);
 }
 
+TEST(BenchHarness, AStructureWithItsOwnAblationRunsBesideTheRunsOne) {
+    ledger l;
+    const auto kind = counting_kind(l, "base");
+    auto no_elimination = *fb::ablation_from_string("no-elimination");
+    auto cfg = config({kind, {kind, no_elimination}}, "push-pop");
+    cfg.threads = {2};
+    cfg.reps = 1;
+    cfg.options.futex_wait = false;  // the run's ablation: only the first entry keeps it
+    const auto points = fb::run_bench(cfg);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_EQ(points[0].structure, "base");
+    EXPECT_EQ(points[0].ablation, "no-futex");
+    EXPECT_EQ(points[1].structure, "base:no-elimination");
+    EXPECT_EQ(points[1].ablation, "no-elimination");
+    EXPECT_EQ(points[1].baseline, "base");
+    ASSERT_EQ(l.configs.size(), 2u);  // made in entry order
+    EXPECT_FALSE(l.configs[0].options.futex_wait);
+    EXPECT_TRUE(l.configs[0].options.elimination);
+    EXPECT_TRUE(l.configs[1].options.futex_wait);
+    EXPECT_FALSE(l.configs[1].options.elimination);
+}
+
 TEST(BenchHarness, SummaryOfKnownRepetitions) {
     ledger l;
     const auto kind = counting_kind(l);
@@ -133,7 +155,7 @@ TEST(BenchHarness, SummaryOfKnownRepetitions) {
 TEST(BenchHarness, DurationModeStopsEveryWorkerOnAMultipleOf64) {
     ledger l;
     const auto kind = counting_kind(l);
-    auto cfg = config({&kind}, "rand-op");
+    auto cfg = config({kind}, "rand-op");
     cfg.seconds = 0.05;
     const auto r = fb::measure(kind, *cfg.workloads[0], 2, cfg, 0);
     EXPECT_GT(r.ops, 0u);
@@ -145,7 +167,7 @@ TEST(BenchHarness, DurationModeStopsEveryWorkerOnAMultipleOf64) {
 TEST(BenchHarness, ValidationRejectsWhatCannotRun) {
     ledger l;
     const auto stack_like = counting_kind(l, "stack-like", {op::push_back, op::pop_back});
-    auto cfg = config({&stack_like}, "get");
+    auto cfg = config({stack_like}, "get");
     try {
         fb::validate(cfg);
         FAIL() << "a structure without get ran the get workload";
@@ -157,7 +179,7 @@ TEST(BenchHarness, ValidationRejectsWhatCannotRun) {
     EXPECT_THROW(fb::run_bench(cfg), ferrite::usage_error);
     EXPECT_EQ(l.made.load(), 0u);
 
-    cfg = config({&stack_like}, "push-pop");
+    cfg = config({stack_like}, "push-pop");
     EXPECT_NO_THROW(fb::validate(cfg));
     auto bad = cfg;
     bad.threads = {1, 0};
@@ -180,13 +202,13 @@ TEST(BenchHarness, ValidationRejectsWhatCannotRun) {
 TEST(BenchHarness, AWorkerFailureIsRethrownAfterAllWorkersJoin) {
     ledger l;
     const auto failing = counting_kind(l, "failing", {op::push_back, op::pop_back}, {true, 0, 10});
-    auto cfg = config({&failing}, "push-pop");
+    auto cfg = config({failing}, "push-pop");
     EXPECT_THROW(fb::measure(failing, *cfg.workloads[0], 3, cfg, 0), std::runtime_error);
     EXPECT_EQ(l.detached.load(), 3u);
 }
 
 TEST(BenchHarness, AblationNamesRoundTrip) {
-    for (const char* n : {"none", "no-nt", "no-futex", "no-nt-no-futex"}) {
+    for (const char* n : {"none", "no-nt", "no-futex", "no-nt-no-futex", "no-elimination"}) {
         const auto o = fb::ablation_from_string(n);
         ASSERT_TRUE(o) << n;
         EXPECT_EQ(fb::ablation_name(*o), n);

@@ -19,6 +19,8 @@ one_line_error 2 "'queue-pmdk' cannot run workload 'push-pop'" -- fb --structure
 one_line_error 2 'not a thread count' -- fb --structure vector-pmdk --workload push-pop --threads 1,two
 one_line_error 2 'thread counts must be between' -- fb --structure vector-pmdk --workload push-pop --threads 0
 one_line_error 2 'ablation' -- fb --structure vector-pmdk --workload push-pop --ablation sideways
+one_line_error 2 "--structure stack-pmdk:sideways: the ablation must be" -- fb --structure stack-pmdk:sideways --workload push-pop
+one_line_error 2 "no bench structure 'no-such'" -- fb --structure no-such:no-nt --workload push-pop
 one_line_error 2 'name a structure' -- fb --workload push-pop
 expect 0 'vs vector-pmdk' -- fb --structure vector-pmdk,stack-pmdk --workload push-pop --threads 1 --reps 1 --ops 200
 
@@ -43,6 +45,17 @@ for r, t in zip(recs, (1, 2)):
     assert r["oversubscribed"] == (t > cores)
 PY
 then ok; else bad "bench --json schema: $json"; fi
+
+# A structure with its own ablation runs beside the same structure with the run's, and its
+# records say which ablation each ran with.
+json=$(fb --structure stack-pmdk,stack-pmdk:no-futex --workload push-pop --threads 1 --reps 1 --ops 200 --json)
+if python3 - "$json" <<'PY'
+import json, sys
+recs = json.loads(sys.argv[1])
+assert [(r["structure"], r["ablation"], r["baseline"]) for r in recs] == [
+    ("stack-pmdk", "none", "stack-pmdk"), ("stack-pmdk:no-futex", "no-futex", "stack-pmdk")], recs
+PY
+then ok; else bad "bench NAME:ABLATION: $json"; fi
 
 # --csv writes a header and one row per point; --json keeps stdout pure JSON.
 out=$(fb --structure stack-pmdk --workload rand-op --threads 1,3 --reps 1 --ops 500 --json --csv "$dir/b.csv" 2>/dev/null)

@@ -88,15 +88,29 @@ int list() {
     return 0;
 }
 
+bench::subject_options parse_ablation(const std::string& name, const std::string& where) {
+    const auto options = bench::ablation_from_string(name);
+    if (!options)
+        throw usage_error(where + ": the ablation must be none, no-nt, no-futex, no-nt-no-futex or no-elimination, not '" +
+                          name + "'");
+    return *options;
+}
+
+// NAME or NAME:ABLATION (that structure runs with its own ablation, e.g. dfc-stack:no-elimination).
+bench::measured_structure parse_structure(const std::string& entry) {
+    const auto colon = entry.find(':');
+    const auto name = entry.substr(0, colon);
+    const auto* s = bench::find_subject(name);
+    if (!s) throw usage_error("no bench structure '" + name + "'; `ferrite bench --list` names them");
+    if (colon == std::string::npos) return {*s};
+    return {*s, parse_ablation(entry.substr(colon + 1), "--structure " + entry)};
+}
+
 bench::bench_config to_config(const common_options& common, const bench_args& a) {
     bench::bench_config cfg;
     if (a.structures.empty()) throw usage_error("name a structure with --structure (see `ferrite bench --list`)");
     if (a.workloads.empty()) throw usage_error("name a workload with --workload (see `ferrite bench --list`)");
-    for (const auto& name : split_list(a.structures, "--structure")) {
-        const auto* s = bench::find_subject(name);
-        if (!s) throw usage_error("no bench structure '" + name + "'; `ferrite bench --list` names them");
-        cfg.structures.push_back(s);
-    }
+    for (const auto& entry : split_list(a.structures, "--structure")) cfg.structures.push_back(parse_structure(entry));
     for (const auto& name : split_list(a.workloads, "--workload")) {
         const auto* w = bench::find_workload(name);
         if (!w) throw usage_error("no workload '" + name + "'; `ferrite bench --list` names them");
@@ -108,10 +122,7 @@ bench::bench_config to_config(const common_options& common, const bench_args& a)
     cfg.seconds = a.seconds;
     cfg.initial_size = a.initial_size;
     cfg.seed = a.seed;
-    const auto options = bench::ablation_from_string(a.ablation);
-    if (!options)
-        throw usage_error("--ablation must be none, no-nt, no-futex, no-nt-no-futex or no-elimination, not '" + a.ablation + "'");
-    cfg.options = *options;
+    cfg.options = parse_ablation(a.ablation, "--ablation");
     cfg.pool_dir = common.pool_dir.empty() ? pmem::pool_directory() : std::filesystem::path(common.pool_dir);
     bench::validate(cfg);
     return cfg;
@@ -159,7 +170,8 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
     auto* c = app.add_subcommand("bench", "measure structures' throughput and persistence cost (docs/cli.md)");
     c->add_flag("--list", args.list, "print the structures and workloads, one a line with a summary");
     c->add_option("--structure,-s", args.structures,
-                  "structures to measure, comma-separated; the first is the baseline of the ratios");
+                  "structures to measure, comma-separated; the first is the baseline of the ratios; "
+                  "NAME:ABLATION gives one its own ablation (dfc-stack,dfc-stack:no-elimination)");
     c->add_option("--workload,-w", args.workloads, "workloads, comma-separated (see --list)");
     c->add_option("--threads,-t", args.threads, "thread counts, comma-separated (default 1,2,4,8,16,32,64)");
     c->add_option("--reps", args.reps, "repetitions per point, the median is reported (default 5)");
