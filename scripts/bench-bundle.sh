@@ -9,7 +9,7 @@
 #   DIR/ferrite bench --structure dfc-stack,stack-pfc,stack-pmdk --workload push-pop --threads 1,16,64,128
 #   DIR/ferrite crashtest dfc-stack --crashes 10000 --threads 16
 #
-# DIR/ferrite is a wrapper that points the loader at DIR/lib and keeps pools on /dev/shm.
+# DIR/ferrite is a wrapper that points the loader at DIR/lib.
 # `bench --plot` needs python3 with matplotlib there ($FERRITE_BENCH_PYTHON picks one).
 set -euo pipefail
 [ $# -eq 1 ] || [ $# -eq 2 ] || { echo "usage: $0 DIR [FERRITE_BINARY]" >&2; exit 2; }
@@ -25,14 +25,13 @@ fi
 rm -rf "$out"
 mkdir -p "$out/lib"
 cp "$bin" "$out/lib/ferrite.bin"
-# Every library the loader resolves for the binary, but glibc's own (they must match the
-# other machine's loader).
-ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
-  case $(basename "$lib") in
-    libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) ;;
-    *) cp -L "$lib" "$out/lib/" ;;
-  esac
-done
+# glibc's own libraries stay out: they must match the other machine's loader.
+is_glibc() {
+  case $(basename "$1") in libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) ;; *) return 1 ;; esac
+}
+# "NAME PATH" for every library the loader resolves for a binary.
+resolved() { ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'; }
+resolved "$bin" | while read -r _ lib; do is_glibc "$lib" || cp -L "$lib" "$out/lib/"; done
 cat >"$out/ferrite" <<'EOF'
 #!/bin/sh
 # ferrite with the libraries packed beside it (scripts/bench-bundle.sh).
@@ -40,7 +39,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/lib/ferrite.bin" "$@"
 EOF
 chmod +x "$out/ferrite"
-# The packed binary must find every library it needs in the bundle or in glibc.
+# The packed binary must find every library it needs in the bundle (glibc aside).
+outside=$(LD_LIBRARY_PATH="$out/lib" resolved "$out/lib/ferrite.bin" |
+          while read -r name lib; do is_glibc "$lib" || [ "$lib" = "$out/lib/$name" ] || echo "$lib"; done)
+[ -z "$outside" ] || { echo "bench-bundle: resolved outside $out/lib: $outside" >&2; exit 1; }
 if LD_LIBRARY_PATH="$out/lib" ldd "$out/lib/ferrite.bin" | grep -q 'not found'; then
   echo "bench-bundle: a library is missing from $out/lib" >&2
   exit 1
