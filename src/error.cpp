@@ -21,8 +21,39 @@ std::string_view to_string(pool_errc e) noexcept {
         case pool_errc::root_mismatch: return "root_mismatch";
         case pool_errc::out_of_space: return "out_of_space";
         case pool_errc::io: return "io";
+        case pool_errc::damaged_state: return "damaged_state";
+        case pool_errc::damaged_heap: return "damaged_heap";
+        case pool_errc::damaged_catalog: return "damaged_catalog";
+        case pool_errc::damaged_object: return "damaged_object";
+        case pool_errc::unknown_kind: return "unknown_kind";
+        case pool_errc::type_mismatch: return "type_mismatch";
+        case pool_errc::unfinished: return "unfinished";
     }
     return "?";
+}
+
+void throw_damaged(pool_errc kind, std::string_view region, std::string_view object, const std::string& what) {
+    std::string message(region);
+    if (!object.empty()) message += " '" + printable(object) + "'";
+    message += ": " + what;
+    throw damaged_pool(kind, std::string(region), std::string(object), message);
+}
+
+std::string printable(std::string_view text) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u < 0x7f && u != '\\') {
+            out += c;
+        } else {
+            out += "\\x";
+            out += digits[u >> 4];
+            out += digits[u & 15];
+        }
+    }
+    return out;
 }
 
 }  // namespace ferrite

@@ -5,10 +5,17 @@
 // bool / std::optional instead (see DESIGN.md).
 //
 //   ferrite::error            : std::runtime_error   base of everything ferrite throws
-//   ferrite::pool_error       : ferrite::error       a pool file could not be created/opened;
+//   ferrite::pool_error       : ferrite::error       a pool file could not be created/opened,
+//                                                    or what it holds failed validation;
 //                                                    kind() tells which case, for programs
-//   ferrite::usage_error      : std::invalid_argument bad argument from the caller
-//   ferrite::heap_error       : ferrite::error       a persistent heap is damaged or absent
+//   ferrite::damaged_pool     : ferrite::pool_error  data read back from a pool failed
+//                                                    validation: region() and object() say where
+//   ferrite::heap_error       : ferrite::damaged_pool a persistent heap is damaged or absent
+//   ferrite::usage_error      : std::invalid_argument bad argument from the caller (a mistake in
+//                                                    the program, never damaged media)
+//
+// The line between the two families: usage_error is the caller's mistake (the CLI exits 2,
+// "bad usage"); pool_error is what the file holds or the system says (the CLI exits 1).
 //   ferrite::out_of_memory    : std::bad_alloc       a heap has no free block big enough
 //   ferrite::confirm_table_full : ferrite::error     too many unconfirmed (de)allocations
 #pragma once
@@ -17,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ferrite {
 
@@ -48,15 +56,19 @@ enum class pool_errc {
     root_mismatch,     // root<T>() with a type whose size differs from the stored root
     out_of_space,      // the pool has no room for the request
     io,                // an operating-system call failed (errno in the message)
+    // Damaged media (class damaged_pool): a validator found a value it cannot use as a size,
+    // an offset or a pointer. Nothing was written; restore the pool from a copy.
+    damaged_state,     // the header's state line (root, heap, catalog, data-top words)
+    damaged_heap,      // the buddy heap's header, free lists, block map, log or confirm slots
+    damaged_catalog,   // the name directory's blocks or entries
+    damaged_object,    // a named (or anchored) structure's header, log, links or data
+    // What the pool holds, read correctly, but not what the caller asked for.
+    unknown_kind,      // a named object of a kind this build does not know (a newer ferrite)
+    type_mismatch,     // a named object of another kind or element type than requested
+    unfinished,        // a create was interrupted before the pool was usable
 };
 
 std::string_view to_string(pool_errc) noexcept;
-
-// A persistent heap (ferrite/alloc) could not be opened or was found damaged.
-class heap_error : public error {
-public:
-    using error::error;
-};
 
 // A heap cannot satisfy an allocation: it is derived from std::bad_alloc so that code which
 // handles running out of memory handles this too; what() says how much was asked and what
@@ -85,5 +97,34 @@ public:
 private:
     pool_errc kind_;
 };
+
+// Data read back from a pool failed validation before it was used. region() names the part
+// of the pool ("header state", "heap", "catalog", "vector", "dfc_queue", ...), object() the
+// named object it belongs to ("" when none). Nothing was written: the file is byte-identical.
+class damaged_pool : public pool_error {
+public:
+    damaged_pool(pool_errc kind, std::string region, std::string object, const std::string& message)
+        : pool_error(kind, message), region_(std::move(region)), object_(std::move(object)) {}
+    const std::string& region() const noexcept { return region_; }
+    const std::string& object() const noexcept { return object_; }
+
+private:
+    std::string region_;
+    std::string object_;
+};
+
+// A persistent heap (ferrite/alloc) could not be opened or was found damaged.
+class heap_error : public damaged_pool {
+public:
+    explicit heap_error(const std::string& message) : damaged_pool(pool_errc::damaged_heap, "heap", "", message) {}
+};
+
+// Throws damaged_pool for `object` (may be empty) of `region`: "<region> '<object>': what".
+[[noreturn]] void throw_damaged(pool_errc kind, std::string_view region, std::string_view object,
+                                const std::string& what);
+
+// `text` with control characters and non-ASCII bytes as \xNN escapes: names read from a pool
+// are printed through it, so a damaged or hostile name cannot drive the terminal.
+std::string printable(std::string_view text);
 
 }  // namespace ferrite
