@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ferrite/alloc/buddy_heap.hpp"
-#include "ferrite/containers/catalog.hpp"
+#include "ferrite/containers/store.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "ferrite/pmem/primitives.hpp"
 
@@ -87,17 +87,13 @@ int main(int argc, char** argv) try {
     }
     const std::filesystem::path path = argv[1];
     const std::uint64_t count = std::stoull(argv[2]);
-    namespace pm = ferrite::pmem;
-    const bool fresh = !std::filesystem::exists(path);
-    auto pool = fresh ? pm::pool::create(path, "exactly-once", 64 << 20) : pm::pool::open(path, "exactly-once");
-    auto* root = static_cast<std::byte*>(pool.root_bytes(4096 + heap_bytes));
-    auto& state = *reinterpret_cast<program_state*>(root);  // zero on the first run
-    auto heap = fresh ? ferrite::alloc::buddy_heap::create(
-                            pool, static_cast<std::uint64_t>(root + 4096 - pool.base()), heap_bytes)
-                      : ferrite::alloc::buddy_heap::open(pool, pool.heap_offset());
-    if (!fresh) ferrite::catalog::recover_pool(pool, heap);  // recovers the queue too
-
-    ferrite::catalog names(pool, heap);
+    // Created with its heap, catalog and our progress area if absent; opened (and recovered,
+    // the queue too, if the last run crashed) otherwise. A kill at any moment leaves a pool
+    // that opens.
+    auto store = ferrite::store::open_or_create(
+        path, "exactly-once", {.size = 64 << 20, .heap_size = heap_bytes, .user_bytes = sizeof(program_state)});
+    auto& state = store.user_root<program_state>();  // zero on the first run
+    auto& names = store.names();
     auto jobs = names.open_dfc_queue<std::uint64_t>("jobs", threads, 64);
     for (unsigned t = 0; t < threads; ++t) settle(state.progress[t], *jobs, t);
     if (state.progress[0].next_job >= count && state.progress[1].next_job >= count) {

@@ -1,5 +1,5 @@
 // examples/named_vectors.cpp: several named vectors and a detectable queue in one pool,
-// found again by name after a restart, recovered first if the last run crashed. The README's catalog example, built and
+// found again by name after a restart, recovered first if the last run crashed (ferrite::store). The README's catalog example, built and
 // run by the tests (tests/cli/examples_test.sh).
 //
 //   named_vectors POOL_PATH [ROUNDS]    each run appends ROUNDS (default 1) rounds and prints
@@ -11,17 +11,14 @@
 #include <thread>
 #include <vector>
 
-#include "ferrite/alloc/buddy_heap.hpp"
-#include "ferrite/containers/catalog.hpp"
-#include "ferrite/pmem/pool.hpp"
-
-namespace pm = ferrite::pmem;
+#include "ferrite/containers/store.hpp"
 
 struct tick {  // any trivially copyable type works: 24 bytes here
     std::uint64_t time;
     double price;
     std::uint32_t volume;
 };
+FERRITE_PERSISTENT_TYPE(tick, "tick");  // its name on media: renaming the struct keeps the data
 
 int main(int argc, char** argv) try {
     if (argc < 2) {
@@ -30,15 +27,10 @@ int main(int argc, char** argv) try {
     }
     const std::filesystem::path path = argv[1];
     const int rounds = argc > 2 ? std::stoi(argv[2]) : 1;
-    const bool fresh = !std::filesystem::exists(path);
-    auto pool = fresh ? pm::pool::create(path, "named-vectors", 16 << 20) : pm::pool::open(path, "named-vectors");
-    auto heap = fresh ? ferrite::alloc::buddy_heap::create(
-                            pool, static_cast<std::uint64_t>(static_cast<std::byte*>(pool.root_bytes(8 << 20)) - pool.base()),
-                            8 << 20)
-                      : ferrite::alloc::buddy_heap::open(pool, pool.heap_offset());
-    if (!fresh) ferrite::catalog::recover_pool(pool, heap);  // after every open; real work only after a crash
-
-    ferrite::catalog names(pool, heap);
+    // Created with its heap and catalog if absent, opened (and recovered if the last run
+    // crashed) otherwise; a kill at any moment, first run included, leaves a pool that opens.
+    auto store = ferrite::store::open_or_create(path, "named-vectors", {.size = 16 << 20});
+    auto& names = store.names();
     auto ids = names.open_vector<std::uint64_t>("ids");  // created empty on first use
     auto ticks = names.open_vector<tick>("ticks");
     auto jobs = names.open_dfc_queue<std::uint64_t>("jobs", 4);  // DFC: thread ids 0..3

@@ -29,6 +29,7 @@ void write_entry(directory_entry& e, std::string_view name, object_type type) no
     std::memset(e.name, 0, sizeof e.name);
     std::memcpy(e.name, name.data(), name.size());
     e.element_size = type.element_size;
+    e.type_tag = type.type_tag;
     e.element_align = type.element_align;
     e.kind = type.kind;
 }
@@ -49,36 +50,67 @@ std::string_view directory_entry::name_view() const noexcept {
     return {name, ::strnlen(name, sizeof name)};
 }
 
-name_directory name_directory::open_or_create(pmem::pool& pool, buddy_heap& heap, directory_options options) {
+name_directory name_directory::open_or_create(pmem::pool_ref pool, buddy_heap& heap, directory_options options) {
     if (options.entries_per_block == 0 || options.entries_per_block > max_entries_per_block)
         throw usage_error("a catalog block holds 1 to " + std::to_string(max_entries_per_block) + " entries");
-    name_directory d(pool, heap, options);
-    if (pool.catalog_offset() == 0) {
+    pool.require_open("name_directory::open_or_create");
+    const bool exists = pool.catalog_offset() != 0;
+    name_directory d(std::move(pool), heap, options);
+    if (exists)
+        d.validate();
+    else
         d.add_block(nullptr);
-    } else {
-        // Validate the chain once: every block, and no cycle (a damaged `next` pointing back
-        // would make every later walk endless).
-        std::uint64_t blocks = 0;
-        for (const block* b = d.first(); b; b = d.next(b))
-            if (++blocks > pool.size() / block_bytes)
-                throw error("the catalog of '" + pool.path().string() +
-                            "' is damaged (its chain of blocks loops); restore the pool from a backup");
-    }
     return d;
+}
+
+void name_directory::damaged(std::string_view entry, const std::string& what) const {
+    throw_damaged(pool_errc::damaged_catalog, "catalog", entry,
+                  "damaged in '" + pool_.path().string() + "': " + what + "; restore the pool from a backup");
+}
+
+void name_directory::validate() const {
+    std::lock_guard guard(*lock_);
+    // The chain: every block checked(), and no loop (a damaged `next` pointing back would
+    // make every later walk endless): at most one block per 4 KiB of pool.
+    std::vector<const block*> seen;
+    std::vector<std::string_view> names;
+    for (const block* b = first(); b; b = next(b)) {
+        if (std::find(seen.begin(), seen.end(), b) != seen.end()) damaged("", "its chain of blocks loops");
+        seen.push_back(b);
+        for (const auto& e : b->used()) {
+            if (e.kind == 0) continue;
+            const auto at = " (catalog block at pool offset " +
+                            std::to_string(reinterpret_cast<const std::byte*>(b) - pool_.base()) + ")";
+            if (e.name[max_object_name] != '\0' || e.name[0] == '\0')
+                damaged("", "an entry's name is empty or not terminated" + at);
+            const auto name = e.name_view();
+            if (std::find(names.begin(), names.end(), name) != names.end())
+                damaged(name, "two entries have this name" + at);
+            names.push_back(name);
+            if (e.element_size == 0 || e.element_align == 0 || (e.element_align & (e.element_align - 1)) != 0 ||
+                e.element_align > 4096)
+                damaged(name, "element size " + std::to_string(e.element_size) + " / alignment " +
+                                  std::to_string(e.element_align) + " is impossible" + at);
+            if (e.anchor != 0 && !pool_.contains(pool_.base() + e.anchor, 8))
+                damaged(name, "its object offset " + std::to_string(e.anchor) + " is outside the pool" + at);
+        }
+    }
 }
 
 name_directory::block* name_directory::checked(std::uint64_t offset) const {
     static_assert(sizeof(block) == block_bytes);
-    auto* b = reinterpret_cast<block*>(pool_->base() + offset);
-    if (!pool_->contains(b, sizeof(block)) || offset % alignof(block) != 0 || b->magic != directory_magic ||
-        b->capacity == 0 || b->capacity > max_entries_per_block)
-        throw error("the catalog block at pool offset " + std::to_string(offset) + " of '" +
-                    pool_->path().string() +
-                    "' is damaged (not a ferrite catalog block); restore the pool from a backup");
+    if (offset % alignof(block) != 0 || offset > pool_.size() || pool_.size() - offset < sizeof(block))
+        damaged("", "the catalog block offset " + std::to_string(offset) + " is outside the pool");
+    auto* b = reinterpret_cast<block*>(pool_.base() + offset);
+    if (heap_->block_size(b) < sizeof(block))
+        damaged("", "the catalog block at pool offset " + std::to_string(offset) + " is not a live heap block of " +
+                        std::to_string(block_bytes) + " bytes");
+    if (b->magic != directory_magic || b->capacity == 0 || b->capacity > max_entries_per_block)
+        damaged("", "the block at pool offset " + std::to_string(offset) + " is not a ferrite catalog block");
     return b;
 }
 
-name_directory::block* name_directory::first() const { return checked(pool_->catalog_offset()); }
+name_directory::block* name_directory::first() const { return checked(pool_.catalog_offset()); }
 
 name_directory::block* name_directory::next(const block* b) const {
     return b->next ? checked(b->next) : nullptr;
@@ -93,9 +125,9 @@ name_directory::block* name_directory::add_block(block* last) {
     b->capacity = options_.entries_per_block;
     pmem::pwb_range(b, sizeof(block));
     pmem::pfence();  // PP: the block is formatted before anything names it
-    const auto offset = static_cast<std::uint64_t>(static_cast<std::byte*>(mem) - pool_->base());
+    const auto offset = static_cast<std::uint64_t>(static_cast<std::byte*>(mem) - pool_.base());
     if (last == nullptr) {
-        pool_->register_catalog(offset);  // persists the header word (its own PP)
+        pool_.register_catalog(offset);  // persists the header word (its own PP)
     } else {
         last->next = offset;
         pmem::pwb(&last->next);
@@ -123,10 +155,12 @@ directory_entry& name_directory::find_or_add(std::string_view name, object_type 
     if (type.kind == 0) throw usage_error("object kind 0 is reserved for free catalog entries");
     std::lock_guard guard(*lock_);
     if (auto* e = find_locked(name)) {
-        if (e->type() != type)
-            throw error("'" + std::string(name) + "' in '" + pool_->path().string() + "' holds object kind " +
-                        std::to_string(e->kind) + " of " + std::to_string(e->element_size) + "-byte elements (alignment " +
-                        std::to_string(e->element_align) + "); open it with the type that created it");
+        if (!e->type().accepts(type))
+            throw pool_error(pool_errc::type_mismatch,
+                             "'" + std::string(name) + "' in '" + pool_.path().string() + "' holds object kind " +
+                                 std::to_string(e->kind) + " of " + std::to_string(e->element_size) +
+                                 "-byte elements (alignment " + std::to_string(e->element_align) + ", type tag " +
+                                 std::to_string(e->type_tag) + "); open it with the type that created it");
         return *e;
     }
     block* last = nullptr;
@@ -150,6 +184,11 @@ std::vector<directory_entry> name_directory::entries() const {
         for (const auto& e : b->used())
             if (e.kind != 0) out.push_back(e);
     return out;
+}
+
+void name_directory::remove_unpublished(directory_entry& e) noexcept {
+    std::lock_guard guard(*lock_);
+    if (e.anchor == 0) e.kind = 0;
 }
 
 void name_directory::recover() {

@@ -9,6 +9,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <signal.h>
+
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -43,13 +47,20 @@ struct fd_guard {
     int release() { return std::exchange(fd, -1); }
 };
 
+void delete_map(void* map) noexcept {
+    if (map) {
+        auto* m = static_cast<pmem2_map*>(map);
+        pmem2_map_delete(&m);
+    }
+}
+
 struct pmem2_mapping {
     pmem2_map* map = nullptr;
     void* addr = nullptr;
     enum granularity gran = granularity::page;
 };
 
-pmem2_mapping map_with_pmem2(int fd, bool read_only, const std::filesystem::path& path) {
+pmem2_mapping map_with_pmem2(int fd, bool read_only, bool private_copy, const std::filesystem::path& path) {
     pmem2_config* cfg = nullptr;
     pmem2_source* src = nullptr;
     pmem2_mapping m;
@@ -61,10 +72,8 @@ pmem2_mapping map_with_pmem2(int fd, bool read_only, const std::filesystem::path
     if (rc == 0) rc = pmem2_source_from_fd(&src, fd);
     // Accept any granularity: we report it, and tmpfs (page granularity) is the common case.
     if (rc == 0) rc = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
-    if (rc == 0 && read_only) {
-        rc = pmem2_config_set_protection(cfg, PMEM2_PROT_READ);
-        if (rc == 0) rc = pmem2_config_set_sharing(cfg, PMEM2_PRIVATE);
-    }
+    if (rc == 0 && read_only) rc = pmem2_config_set_protection(cfg, PMEM2_PROT_READ);
+    if (rc == 0 && (read_only || private_copy)) rc = pmem2_config_set_sharing(cfg, PMEM2_PRIVATE);
     if (rc == 0) rc = pmem2_map_new(&m.map, cfg, src);
     if (rc != 0) {
         std::string msg = pmem2_errormsg();
@@ -92,6 +101,8 @@ void check_layout_name(std::string_view layout, const std::filesystem::path& pat
                  "layout name must be printable ASCII without spaces");
 }
 
+void validate_state(const pool_header& h, const std::filesystem::path& path);
+
 // Validate a header read from a file of `file_size` bytes. `layout` == nullptr: any layout.
 void validate_header(const pool_header& h, std::uint64_t file_size, const std::string_view* layout,
                      const std::filesystem::path& path) {
@@ -116,23 +127,41 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
         fail(pool_errc::corrupted_header, path,
              "file is larger than its header says (" + std::to_string(file_size) + " > " +
                  std::to_string(id.pool_size) + "); it was modified outside ferrite");
+    validate_state(h, path);
+    if (layout && id.layout_name() != *layout)
+        fail(pool_errc::wrong_layout, path,
+             "pool has layout '" + std::string(id.layout_name()) + "', expected '" +
+                 std::string(*layout) + "'; open it with the program that created it");
+}
+
+// The state line's words against each other and the geometry (they are not checksummed:
+// they change while the pool is open). Written without sums, which could wrap around.
+void validate_state(const pool_header& h, const std::filesystem::path& path) {
+    const auto& id = h.identity;
     const auto& st = h.state;
-    // Written without sums, which could wrap around for a damaged header.
     bool root_ok = st.root_offset == 0 ||
                    (st.root_offset >= pool_header_size && st.root_offset <= st.data_top &&
                     st.root_size <= st.data_top - st.root_offset);
     const auto offset_ok = [&](std::uint64_t off) {
         return off == 0 || (off >= pool_header_size && off < id.pool_size);
     };
-    if (st.data_top < pool_header_size || st.data_top > id.pool_size || !root_ok ||
-        !offset_ok(st.heap_offset) || !offset_ok(st.catalog_offset))
-        fail(pool_errc::corrupted_header, path,
-             "pool state is out of range (root, heap, catalog or used size beyond the pool); the header is "
-             "corrupted; restore the pool from a backup");
-    if (layout && id.layout_name() != *layout)
-        fail(pool_errc::wrong_layout, path,
-             "pool has layout '" + std::string(id.layout_name()) + "', expected '" +
-                 std::string(*layout) + "'; open it with the program that created it");
+    const auto aligned = [](std::uint64_t off) { return off % 64 == 0; };
+    std::string what;
+    if (st.data_top < pool_header_size || st.data_top > id.pool_size) what = "the used size (data top)";
+    else if (!root_ok || !aligned(st.root_offset)) what = "the root offset or size";
+    else if (!offset_ok(st.heap_offset) || !aligned(st.heap_offset) || st.heap_offset >= st.data_top)
+        what = "the heap offset";
+    else if (!offset_ok(st.catalog_offset) || !aligned(st.catalog_offset) ||
+             (st.catalog_offset != 0 && (st.heap_offset == 0 || st.catalog_offset <= st.heap_offset ||
+                                         st.catalog_offset >= st.data_top)))
+        what = "the catalog offset";
+    else if (st.profile != 0 && st.profile != static_cast<std::uint64_t>(pool_profile::store))
+        what = "the profile word";
+    else if (st.clean_shutdown > 1) what = "the clean-shutdown flag";
+    if (!what.empty())
+        throw_damaged(pool_errc::damaged_state, "header state", "",
+                      "pool '" + path.string() + "': " + what +
+                          " is out of range; the header is damaged; restore the pool from a backup");
 }
 
 std::array<std::uint8_t, 16> random_uuid() {
@@ -154,6 +183,119 @@ bool file_is_dax(int fd) noexcept {
     return (sx.stx_attributes_mask & STATX_ATTR_DAX) && (sx.stx_attributes & STATX_ATTR_DAX);
 }
 
+// Temporary files of creates, in the pool's directory: a short hidden name (so that a pool
+// name of up to NAME_MAX bytes works), used only where O_TMPFILE is not supported.
+constexpr std::string_view temp_prefix = ".ferrite-creating-";
+
+// Remove temporary files that no live create holds: ours (flock'ed by their creator while
+// it runs) and those of older versions ("<name>.creating.<pid>", whose pid is gone).
+void sweep_orphans(const std::filesystem::path& dir) noexcept {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        const auto full = dir / std::string(name);
+        if (name.starts_with(temp_prefix)) {
+            fd_guard fd{::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+            if (fd.fd >= 0 && ::flock(fd.fd, LOCK_EX | LOCK_NB) == 0) ::unlink(full.c_str());
+            continue;
+        }
+        const auto at = name.rfind(".creating.");
+        if (at == std::string_view::npos || at == 0) continue;
+        const auto pid_text = name.substr(at + 10);
+        if (pid_text.empty() || pid_text.size() > 9 ||
+            pid_text.find_first_not_of("0123456789") != std::string_view::npos)
+            continue;
+        const auto pid = static_cast<pid_t>(std::stol(std::string(pid_text)));
+        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) ::unlink(full.c_str());
+    }
+    ::closedir(d);
+}
+
+// A new file in `dir` with no name yet (O_TMPFILE), or under a short temporary name that
+// sweep_orphans() recognises; locked exclusively either way.
+struct new_file {
+    fd_guard fd;
+    std::string temp_name;  // empty with O_TMPFILE
+};
+
+new_file make_unnamed_file(const std::filesystem::path& dir, const std::filesystem::path& path) {
+    new_file f;
+    if (!std::getenv("FERRITE_NO_TMPFILE"))  // tests force the fallback with it
+        f.fd.fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+    if (f.fd.fd < 0) {
+        std::array<std::uint8_t, 6> r{};
+        if (::getrandom(r.data(), r.size(), 0) != static_cast<ssize_t>(r.size())) r.fill(0);
+        std::string name(temp_prefix);
+        name += std::to_string(::getpid()) + '-';
+        for (auto b : r) name += "0123456789abcdef"[b >> 4], name += "0123456789abcdef"[b & 15];
+        f.temp_name = (dir / name).string();
+        f.fd.fd = ::open(f.temp_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (f.fd.fd < 0)
+            fail(pool_errc::io, path, "cannot create a temporary file in '" + dir.string() + "': " + errno_text(errno));
+    }
+    if (::flock(f.fd.fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        if (!f.temp_name.empty()) ::unlink(f.temp_name.c_str());
+        fail(pool_errc::io, path, "cannot lock the new file: " + errno_text(err));
+    }
+    return f;
+}
+
+// Give the finished file its name; false if a file appeared there meanwhile.
+bool link_into_place(int fd, const std::string& temp_name, const std::filesystem::path& path) {
+    int rc;
+    if (temp_name.empty()) {
+        const auto proc = "/proc/self/fd/" + std::to_string(fd);
+        rc = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW);
+    } else {
+        rc = ::link(temp_name.c_str(), path.c_str());
+    }
+    if (rc == 0) return true;
+    if (errno == EEXIST) return false;
+    fail(pool_errc::io, path, "cannot link the new pool into place: " + errno_text(errno));
+}
+
+}  // namespace
+
+namespace detail {
+struct pool_core {
+    std::filesystem::path path;
+    int fd = -1;
+    bool owns_fd = true;        // false for a private copy (it shares its pool's descriptor)
+    void* map = nullptr;        // struct pmem2_map*
+    std::byte* base = nullptr;
+    std::uint64_t size = 0;
+    enum granularity granularity = granularity::page;
+    bool read_only = false;
+    bool private_copy = false;
+    bool dax = false;
+    bool was_clean = false;
+    bool in_use = false;        // the clean flag was cleared: close() may set it again
+    std::atomic<bool> recovered{false};
+    std::atomic<bool> open{false};
+
+    ~pool_core() { release(); }
+    void release() noexcept {
+        open.store(false, std::memory_order_release);
+        delete_map(map);
+        map = nullptr;
+        base = nullptr;
+        if (fd >= 0 && owns_fd) ::close(fd);  // also releases the flock
+        fd = -1;
+    }
+};
+}  // namespace detail
+
+namespace {
+const pool_header& closed_header() noexcept {
+    static const pool_header zero{};
+    return zero;
+}
+const std::filesystem::path& no_path() noexcept {
+    static const std::filesystem::path empty;
+    return empty;
+}
 }  // namespace
 
 std::string_view to_string(granularity g) noexcept {
@@ -165,7 +307,85 @@ std::string_view to_string(granularity g) noexcept {
     return "?";
 }
 
-pool pool::create(const std::filesystem::path& name, std::string_view layout, std::uint64_t size) {
+// ---- pool_ref -----------------------------------------------------------------------------
+
+bool pool_ref::is_open() const noexcept { return core_ && core_->open.load(std::memory_order_acquire); }
+
+void pool_ref::require_open(std::string_view what) const {
+    if (is_open()) return;
+    throw usage_error(std::string(what) + ": the pool " +
+                      (core_ ? "'" + core_->path.string() + "' was closed" : "is not open (moved from, or never opened)") +
+                      "; keep the pool open while its heap and structures are in use");
+}
+
+const pool_header& pool_ref::header() const noexcept {
+    return is_open() ? *reinterpret_cast<const pool_header*>(core_->base) : closed_header();
+}
+pool_header& pool_ref::mutable_header() const noexcept { return *reinterpret_cast<pool_header*>(core_->base); }
+std::byte* pool_ref::base() const noexcept { return is_open() ? core_->base : nullptr; }
+std::uint64_t pool_ref::size() const noexcept { return is_open() ? core_->size : 0; }
+const std::filesystem::path& pool_ref::path() const noexcept { return core_ ? core_->path : no_path(); }
+granularity pool_ref::granularity() const noexcept { return core_ ? core_->granularity : granularity::page; }
+bool pool_ref::is_dax() const noexcept { return core_ && core_->dax; }
+bool pool_ref::read_only() const noexcept { return core_ && core_->read_only; }
+bool pool_ref::is_private_copy() const noexcept { return core_ && core_->private_copy; }
+bool pool_ref::was_clean_at_open() const noexcept { return core_ && core_->was_clean; }
+void pool_ref::mark_recovered() const noexcept {
+    if (core_) core_->recovered.store(true, std::memory_order_release);
+}
+
+bool pool_ref::contains(const void* p, std::size_t n) const noexcept {
+    if (!is_open()) return false;
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto b = reinterpret_cast<std::uintptr_t>(core_->base);
+    return a >= b && n <= core_->size && a - b <= core_->size - n;
+}
+
+void pool_ref::register_heap(std::uint64_t offset) const {
+    register_offset(&pool_state::heap_offset, "heap", offset);
+}
+
+void pool_ref::register_catalog(std::uint64_t offset) const {
+    register_offset(&pool_state::catalog_offset, "catalog", offset);
+}
+
+void pool_ref::set_profile(pool_profile p) const {
+    require_open("set_profile");
+    if (core_->read_only) throw usage_error("pool '" + core_->path.string() + "' is open read-only: cannot set its profile");
+    auto& word = mutable_header().state.profile;
+    if (word == static_cast<std::uint64_t>(p)) return;
+    if (word != 0)
+        throw usage_error("pool '" + core_->path.string() + "' already has a profile; it is set once");
+    word = static_cast<std::uint64_t>(p);
+    pwb(&word);
+    pfence();  // PP: durable before the heap or catalog word it announces
+}
+
+// One aligned word of the state line: the structure it names is formatted and durable
+// already, so persisting the word is the structure's commit point.
+void pool_ref::register_offset(std::uint64_t pool_state::*field, const char* what, std::uint64_t offset) const {
+    require_open(std::string("register a ") + what);
+    auto& c = *core_;
+    if (c.read_only)
+        throw usage_error("pool '" + c.path.string() + "' is open read-only: cannot register a " + what);
+    auto& st = mutable_header().state;
+    auto& word = st.*field;
+    if (offset < pool_header_size || offset >= st.data_top || offset % 64 != 0)
+        throw usage_error(std::string(what) + " offset " + std::to_string(offset) +
+                          " is not a 64-byte aligned offset inside the pool's allocated data area (put it "
+                          "inside the pool's root)");
+    if (word != 0 && word != offset)
+        throw usage_error("pool '" + c.path.string() + "' already has a " + what + " at offset " +
+                          std::to_string(word) + "; a pool registers one " + what);
+    word = offset;
+    pwb(&word);
+    pfence();  // PP: the registration is durable
+}
+
+// ---- pool ---------------------------------------------------------------------------------
+
+pool pool::create(const std::filesystem::path& name, std::string_view layout, std::uint64_t size,
+                  const std::function<void(pool&)>& initialise) {
     const auto path = resolve_pool_path(name);
     check_layout_name(layout, path);
     if (size < min_pool_size)
@@ -188,17 +408,18 @@ pool pool::create(const std::filesystem::path& name, std::string_view layout, st
         fail(errno == ENOENT ? pool_errc::not_found : pool_errc::io, path,
              "cannot use directory '" + dir.string() + "': " + errno_text(errno));
     const std::uint64_t avail = std::uint64_t{vfs.f_bavail} * vfs.f_frsize;
+    sweep_orphans(dir);
     if (size > avail)
         fail(pool_errc::size_too_large, path,
              "size " + bytes_text(size) + " does not fit: the file system has " + bytes_text(avail) +
                  " free");
 
-    // Build the file under a temporary name; link it into place only when complete.
-    const auto tmp = path.string() + ".creating." + std::to_string(::getpid());
-    fd_guard fd{::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-    if (fd.fd < 0) fail(pool_errc::io, path, "cannot create '" + tmp + "': " + errno_text(errno));
-    auto remove_tmp = [&] { ::unlink(tmp.c_str()); };
-    if (int err = ::posix_fallocate(fd.fd, 0, static_cast<off_t>(size)); err != 0) {
+    // Build the whole pool in a file with no name (or a temporary one); name it when complete.
+    auto f = make_unnamed_file(dir, path);
+    auto remove_tmp = [&] {
+        if (!f.temp_name.empty()) ::unlink(f.temp_name.c_str());
+    };
+    if (int err = ::posix_fallocate(f.fd.fd, 0, static_cast<off_t>(size)); err != 0) {
         remove_tmp();
         fail(err == ENOSPC ? pool_errc::size_too_large : pool_errc::io, path,
              "cannot reserve " + bytes_text(size) + ": " + errno_text(err));
@@ -217,32 +438,108 @@ pool pool::create(const std::filesystem::path& name, std::string_view layout, st
     h.identity.checksum = identity_checksum(h.identity);
     h.state.data_top = pool_header_size;
     h.state.clean_shutdown = 1;
-    if (::pwrite(fd.fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) || ::fsync(fd.fd) != 0) {
+    if (::pwrite(f.fd.fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
         int err = errno;
         remove_tmp();
         fail(pool_errc::io, path, "cannot write the header: " + errno_text(err));
     }
-    if (::link(tmp.c_str(), path.c_str()) != 0) {
-        int err = errno;
+    pool p;
+    try {
+        auto m = map_with_pmem2(f.fd.fd, false, false, path);
+        auto core = std::make_shared<detail::pool_core>();
+        core->path = path;
+        core->fd = f.fd.release();
+        core->map = m.map;
+        core->base = static_cast<std::byte*>(m.addr);
+        core->size = size;
+        core->granularity = m.gran;
+        core->dax = file_is_dax(core->fd);
+        core->was_clean = true;
+        core->open.store(true, std::memory_order_release);
+        p = pool(std::move(core));
+        p.mark_in_use();
+        if (initialise) initialise(p);
+        if (::fsync(p.core_->fd) != 0)  // page-granularity files: make the mapping's stores durable
+            fail(pool_errc::io, path, "cannot sync the new pool: " + errno_text(errno));
+    } catch (...) {
         remove_tmp();
-        fail(err == EEXIST ? pool_errc::already_exists : pool_errc::io, path,
-             err == EEXIST ? "a file appeared at this path while creating; not overwritten"
-                           : "cannot link the new pool into place: " + errno_text(err));
+        throw;  // p's close() writes only to the unnamed file, which disappears with it
     }
-    remove_tmp();
-    return open(path, layout);
+    bool linked = false;
+    try {
+        linked = link_into_place(p.core_->fd, f.temp_name, path);
+    } catch (...) {
+        p.close();
+        remove_tmp();
+        throw;
+    }
+    remove_tmp();  // the pool keeps its descriptor, its lock and its mapping
+    if (!linked) {
+        p.close();
+        fail(pool_errc::already_exists, path, "a file appeared at this path while creating; not overwritten");
+    }
+    return p;
+}
+void* pool_ref::root_bytes(std::size_t bytes, std::size_t alignment) const {
+    require_open("root_bytes");
+    if (bytes == 0) throw usage_error("root object size must be positive");
+    if (alignment == 0 || alignment > 64 || (alignment & (alignment - 1)) != 0)
+        throw usage_error("root alignment must be a power of two up to 64");
+    auto& st = mutable_header().state;
+    auto& c = *core_;
+    if (st.root_offset != 0) {
+        if (st.root_size != bytes)
+            fail(pool_errc::root_mismatch, c.path,
+                 "root object has " + std::to_string(st.root_size) + " bytes, requested " +
+                     std::to_string(bytes) + "; open the pool with the type that created it");
+        return c.base + st.root_offset;
+    }
+    if (c.read_only)
+        fail(pool_errc::root_mismatch, c.path, "pool has no root object yet (opened read-only)");
+    const std::uint64_t off = (st.data_top + 63) & ~std::uint64_t{63};
+    if (off > c.size || bytes > c.size - off)
+        fail(pool_errc::out_of_space, c.path,
+             "root object of " + std::to_string(bytes) + " bytes does not fit; create a larger pool");
+    // Zero and persist the object before publishing it (PP), then commit root_offset last:
+    // size and top share its cache line and were stored before it (axiom 1).
+    std::memset(c.base + off, 0, bytes);
+    pwb_range(c.base + off, bytes);
+    pfence();
+    st.root_size = bytes;
+    st.data_top = off + bytes;
+    st.root_offset = off;  // LP/PP: the root exists once this line is durable
+    pwb(&st.root_offset);
+    pfence();
+    return c.base + off;
 }
 
+
 pool pool::open(const std::filesystem::path& name, std::string_view layout) {
-    return open_validated(resolve_pool_path(name), &layout, /*read_only=*/false);
+    return open_validated(resolve_pool_path(name), &layout, /*read_only=*/false, /*mark=*/true);
+}
+
+pool pool::open_unmarked(const std::filesystem::path& name, std::string_view layout) {
+    return open_validated(resolve_pool_path(name), &layout, /*read_only=*/false, /*mark=*/false);
 }
 
 pool pool::inspect(const std::filesystem::path& name) {
-    return open_validated(resolve_pool_path(name), nullptr, /*read_only=*/true);
+    return open_validated(resolve_pool_path(name), nullptr, /*read_only=*/true, /*mark=*/false);
+}
+
+void pool::mark_in_use() {
+    require_open("mark_in_use");
+    auto& c = *core_;
+    if (c.read_only || c.in_use) return;
+    // From here until close(), a crash leaves the flag at 0.
+    auto& flag = mutable_header().state.clean_shutdown;
+    flag = 0;
+    pwb(&flag);
+    pfence();
+    c.in_use = true;
 }
 
 pool pool::open_validated(const std::filesystem::path& path, const std::string_view* layout,
-                          bool read_only) {
+                          bool read_only, bool mark) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         fail(errno == ENOENT ? pool_errc::not_found : pool_errc::io, path,
@@ -285,42 +582,52 @@ pool pool::open_validated(const std::filesystem::path& path, const std::string_v
         if (::flock(fd.fd, LOCK_EX | LOCK_NB) != 0)
             fail(pool_errc::locked, path,
                  "pool was locked by another process while opening; close it there first");
+        // The header may have changed between the validation read and this lock.
+        if (::pread(fd.fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h))
+            fail(pool_errc::io, path, "cannot read the header: " + errno_text(errno));
+        validate_header(h, file_size, layout, path);
     }
-    auto m = map_with_pmem2(fd.fd, read_only, path);
+    auto m = map_with_pmem2(fd.fd, read_only, false, path);
 
-    pool p;
-    p.path_ = path;
-    p.fd_ = fd.release();
-    p.map_ = m.map;
-    p.base_ = static_cast<std::byte*>(m.addr);
-    p.size_ = h.identity.pool_size;
-    p.granularity_ = m.gran;
-    p.dax_ = file_is_dax(p.fd_);
-    p.read_only_ = read_only;
-    p.was_clean_ = h.state.clean_shutdown == 1;
-    if (!read_only) {
-        // From here until close(), a crash leaves the flag at 0.
-        p.header().state.clean_shutdown = 0;
-        pwb(&p.header().state.clean_shutdown);
-        pfence();
-    }
+    auto core = std::make_shared<detail::pool_core>();
+    core->path = path;
+    core->fd = fd.release();
+    core->map = m.map;
+    core->base = static_cast<std::byte*>(m.addr);
+    core->size = h.identity.pool_size;
+    core->granularity = m.gran;
+    core->dax = file_is_dax(core->fd);
+    core->read_only = read_only;
+    core->was_clean = h.state.clean_shutdown == 1;
+    core->open.store(true, std::memory_order_release);
+    pool p(std::move(core));
+    if (mark) p.mark_in_use();
     return p;
 }
 
-pool::pool(pool&& o) noexcept { *this = std::move(o); }
+pool pool::private_copy() const {
+    require_open("private_copy");
+    const auto& c = *core_;
+    auto m = map_with_pmem2(c.fd, false, true, c.path);
+    auto core = std::make_shared<detail::pool_core>();
+    core->path = c.path;
+    core->fd = c.fd;
+    core->owns_fd = false;
+    core->map = m.map;
+    core->base = static_cast<std::byte*>(m.addr);
+    core->size = c.size;
+    core->granularity = m.gran;
+    core->dax = c.dax;
+    core->private_copy = true;
+    core->was_clean = c.was_clean;
+    core->open.store(true, std::memory_order_release);
+    return pool(std::move(core));
+}
 
 pool& pool::operator=(pool&& o) noexcept {
     if (this != &o) {
         close();
-        path_ = std::move(o.path_);
-        fd_ = std::exchange(o.fd_, -1);
-        map_ = std::exchange(o.map_, nullptr);
-        base_ = std::exchange(o.base_, nullptr);
-        size_ = std::exchange(o.size_, 0);
-        granularity_ = o.granularity_;
-        read_only_ = o.read_only_;
-        dax_ = o.dax_;
-        was_clean_ = o.was_clean_;
+        core_ = std::move(o.core_);
     }
     return *this;
 }
@@ -328,87 +635,18 @@ pool& pool::operator=(pool&& o) noexcept {
 pool::~pool() { close(); }
 
 void pool::close() noexcept {
-    if (!base_) return;
-    if (!read_only_) {
+    if (!is_open()) return;
+    auto& c = *core_;
+    if (!c.read_only && !c.private_copy && c.in_use &&
+        (c.was_clean || c.recovered.load(std::memory_order_acquire))) {
         // Every write of a well-behaved program is durable by now (each operation fenced);
         // the flag is the last store of the session.
-        header().state.clean_shutdown = 1;
-        pwb(&header().state.clean_shutdown);
+        auto& flag = mutable_header().state.clean_shutdown;
+        flag = 1;
+        pwb(&flag);
         psync();
     }
-    release();
-}
-
-void pool::release() noexcept {
-    if (map_) {
-        auto* m = static_cast<pmem2_map*>(map_);
-        pmem2_map_delete(&m);
-        map_ = nullptr;
-    }
-    base_ = nullptr;
-    if (fd_ >= 0) ::close(std::exchange(fd_, -1));  // also releases the flock
-}
-
-std::uint64_t pool::used() const noexcept { return state().data_top; }
-
-bool pool::contains(const void* p, std::size_t n) const noexcept {
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto b = reinterpret_cast<std::uintptr_t>(base_);
-    return a >= b && n <= size_ && a - b <= size_ - n;
-}
-
-void pool::register_heap(std::uint64_t offset) { register_offset(&pool_state::heap_offset, "heap", offset); }
-
-void pool::register_catalog(std::uint64_t offset) {
-    register_offset(&pool_state::catalog_offset, "catalog", offset);
-}
-
-// One aligned word of the state line: the structure it names is formatted and durable
-// already, so persisting the word is the structure's commit point.
-void pool::register_offset(std::uint64_t pool_state::*field, const char* what, std::uint64_t offset) {
-    if (read_only_)
-        throw usage_error("pool '" + path_.string() + "' is open read-only: cannot register a " + what);
-    auto& word = header().state.*field;
-    if (offset < pool_header_size || offset >= size_)
-        throw usage_error(std::string(what) + " offset " + std::to_string(offset) +
-                          " is not inside the pool's data area");
-    if (word != 0 && word != offset)
-        throw usage_error("pool '" + path_.string() + "' already has a " + what + " at offset " +
-                          std::to_string(word) + "; a pool registers one " + what);
-    word = offset;
-    pwb(&word);
-    pfence();  // PP: the registration is durable
-}
-
-void* pool::root_bytes(std::size_t bytes, std::size_t alignment) {
-    if (bytes == 0) throw usage_error("root object size must be positive");
-    if (alignment == 0 || alignment > 64 || (alignment & (alignment - 1)) != 0)
-        throw usage_error("root alignment must be a power of two up to 64");
-    auto& st = header().state;
-    if (st.root_offset != 0) {
-        if (st.root_size != bytes)
-            fail(pool_errc::root_mismatch, path_,
-                 "root object has " + std::to_string(st.root_size) + " bytes, requested " +
-                     std::to_string(bytes) + "; open the pool with the type that created it");
-        return base_ + st.root_offset;
-    }
-    if (read_only_)
-        fail(pool_errc::root_mismatch, path_, "pool has no root object yet (opened read-only)");
-    const std::uint64_t off = (st.data_top + 63) & ~std::uint64_t{63};
-    if (off > size_ || bytes > size_ - off)
-        fail(pool_errc::out_of_space, path_,
-             "root object of " + std::to_string(bytes) + " bytes does not fit; create a larger pool");
-    // Zero and persist the object before publishing it (PP), then commit root_offset last:
-    // size and top share its cache line and were stored before it (axiom 1).
-    std::memset(base_ + off, 0, bytes);
-    pwb_range(base_ + off, bytes);
-    pfence();
-    st.root_size = bytes;
-    st.data_top = off + bytes;
-    st.root_offset = off;  // LP/PP: the root exists once this line is durable
-    pwb(&st.root_offset);
-    pfence();
-    return base_ + off;
+    c.release();
 }
 
 }  // namespace ferrite::pmem

@@ -16,7 +16,7 @@ expect 0 'ids 1600, ticks 1600, jobs 1600' -- "$named_vectors" "$pool" 2
 expect 0 'named objects +3' -- "$ferrite" pool info "$pool"
 expect 0 'ids +vector of 8-byte elements' -- "$ferrite" pool info "$pool"
 expect 0 'jobs +dfc_queue of 8-byte elements' -- "$ferrite" pool info "$pool"
-expect 0 'catalog of 3 named object\(s\) readable' -- "$ferrite" pool check "$pool"
+expect 0 '3 named object\(s\) valid' -- "$ferrite" pool check "$pool"
 json=$("$ferrite" pool info "$pool" --json)
 if python3 -c '
 import json, sys
@@ -39,7 +39,7 @@ PY
 [ "$cat_off" -gt "$off" ] && ok || bad "catalog offset $cat_off should lie inside the heap at $off"
 printf '\xff' | dd of="$pool" bs=1 seek="$cat_off" conv=notrunc status=none
 before=$(sha256sum "$pool")
-one_line_error 1 'catalog block .* is damaged' -- "$ferrite" pool check "$pool"
+one_line_error 1 'catalog: damaged .*not a ferrite catalog block' -- "$ferrite" pool check "$pool"
 one_line_error 1 'damaged' -- "$named_vectors" "$pool"
 [ "$(sha256sum "$pool")" = "$before" ] && ok || bad "a refused open changed the pool file"
 # Exactly once under SIGKILL: the first run only creates the pool, its heap and the queue

@@ -8,8 +8,10 @@
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/containers/catalog.hpp"
+#include "ferrite/containers/store.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
+#include "pool_check.hpp"
 #include "pool_report.hpp"
 #include "size_arg.hpp"
 
@@ -31,21 +33,18 @@ int create(const common_options& common, const pool_args& a) {
     std::optional<std::uint64_t> heap_bytes;
     if (!a.heap.empty() && !(heap_bytes = parse_size(a.heap)))
         throw usage_error("--heap '" + a.heap + "' is not a size (examples: 1M, 32M)");
-    auto p = pmem::pool::create(common.resolve(a.path), a.layout, *bytes);
-    if (heap_bytes) {
-        try {
-            p.root_bytes(*heap_bytes);
-            alloc::buddy_heap::create(p, p.state().root_offset, *heap_bytes);
-        } catch (...) {
-            const auto path = p.path();
-            p.close();
-            std::filesystem::remove(path);  // never leave a half-made pool behind
-            throw;
-        }
-    }
+    // With --heap: a store (profile, root, heap, catalog), all written before the file is
+    // named, so a kill at any instant leaves no file or a complete one.
+    const auto initialise = [&](pmem::pool& p) {
+        if (!heap_bytes) return;
+        store_options o;
+        o.heap_size = *heap_bytes;
+        store::initialise(p, o);
+    };
+    auto p = pmem::pool::create(common.resolve(a.path), a.layout, *bytes, initialise);
     std::printf("created %s (%llu bytes, layout %s%s)\n", p.path().c_str(),
                 static_cast<unsigned long long>(p.size()), std::string(p.layout()).c_str(),
-                heap_bytes ? (", heap of " + a.heap + " as its root").c_str() : "");
+                heap_bytes ? (", heap of " + a.heap + " as its root, empty catalog").c_str() : "");
     return 0;
 }
 
@@ -60,26 +59,19 @@ int info(const common_options& common, const pool_args& a) {
 }
 
 int check(const common_options& common, const pool_args& a) {
-    // Opening validates magic, version, checksum, sizes and the root bounds; structure
-    // checkers join here as structures arrive.
-    auto p = pmem::pool::inspect(common.resolve(a.path));
-    std::string heap_note;
-    if (p.heap_offset() != 0) {
-        auto heap = alloc::buddy_heap::open(p, p.heap_offset());
-        const auto problems = heap.check();
-        for (const auto& problem : problems) std::printf("%s: heap: %s\n", p.path().c_str(), problem.c_str());
-        if (!problems.empty())
-            throw error("pool '" + p.path().string() + "': its heap has " + std::to_string(problems.size()) +
-                        " problem(s), listed above; restore the pool from a backup");
-        heap_note = ", heap consistent";
-        if (p.catalog_offset() != 0) {  // walks and validates the catalog's chain of blocks
-            const auto names = catalog(p, heap).list();
-            heap_note += ", catalog of " + std::to_string(names.size()) + " named object(s) readable";
-        }
-    }
-    std::printf("%s: consistent (header valid, layout %s, %s%s)\n", p.path().c_str(),
-                std::string(p.layout()).c_str(),
-                p.state().clean_shutdown == 1 ? "clean shutdown" : "not shut down cleanly", heap_note.c_str());
+    auto p = pmem::pool::inspect(common.resolve(a.path));  // header: magic, version, checksum, state
+    const auto j = pool_check_json(p);
+    if (a.json)
+        std::cout << j.dump(2) << '\n';
+    else
+        std::cout << pool_check_text(j);
+    if (!j["consistent"].get<bool>())
+        throw error("pool '" + p.path().string() + "' is not consistent: " +
+                    printable(j["problems"][0].get<std::string>()) +
+                    (j["problems"].size() > 1 ? " (" + std::to_string(j["problems"].size()) + " problems, listed above); "
+                                              : "; ") +
+                    (j["unfinished"].get<bool>() ? "ferrite::store finishes an unfinished initialisation on its next open"
+                                                 : "restore the pool from a backup"));
     return 0;
 }
 
@@ -104,6 +96,7 @@ void register_pool_commands(CLI::App& app, const common_options& common, action&
 
     auto* k = pool->add_subcommand("check", "validate a pool; exit 0 if consistent");
     k->add_option("PATH", args.path, "pool name or path")->required();
+    k->add_flag("--json", args.json, "machine-readable output (schema ferrite.pool-check/1)");
     k->callback([&] { chosen = [&] { return check(common, args); }; });
 }
 

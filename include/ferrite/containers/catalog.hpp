@@ -16,7 +16,19 @@
 //   auto jobs = names.open_dfc_queue<std::uint64_t>("jobs", /*threads*/ 8);  // detectable
 //
 // Built on alloc::name_directory (its layout and crash argument). Opening a name with
-// another element type throws ferrite::error naming what the pool holds; nothing is changed.
+// another kind or element type (size, alignment and type tag: containers/type_tag.hpp)
+// throws pool_error(type_mismatch) naming what the pool holds; nothing is changed. A name of
+// a kind this build does not know (a pool from a newer ferrite) is pool_error(unknown_kind).
+//
+// Never trusting the media: every open validates the directory (alloc::name_directory) and
+// the object it opens; validate() (pool check, ferrite::store's rehearsal, recover()) checks
+// every named object and that no heap block belongs to two of them. Damage throws
+// damaged_pool naming the object. A failed open_* leaves no new entry behind.
+//
+// Misuse that is refused: a second catalog over the same open pool in one process
+// (usage_error: two directories would add entries without seeing each other's); opening a
+// structure before the heap's recovery finished; a read-only pool (list() and validate()
+// work there).
 // Crash consistency: a named vector is created by vector::create with the directory entry's
 // anchor word as its anchor, so the anchor is the commit point exactly as for an anchor of
 // the caller's. recover() recovers every vector from its header alone
@@ -30,6 +42,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,13 +57,14 @@
 #include "ferrite/containers/dfc_queue.hpp"
 #include "ferrite/containers/dfc_stack.hpp"
 #include "ferrite/containers/publish.hpp"
+#include "ferrite/containers/type_tag.hpp"
 #include "ferrite/containers/vector.hpp"
 
 namespace ferrite {
 
 // Kinds of named objects (alloc::object_type::kind). Never renumber: they are on media.
 enum class object_kind : std::uint32_t { vector = 1, dfc_stack = 2, dfc_queue = 3, dfc_deque = 4 };
-std::string_view to_string(object_kind k) noexcept;
+std::string_view to_string(object_kind k) noexcept;  // "" for a kind this build does not know
 
 struct object_info {
     std::string name;
@@ -58,6 +72,14 @@ struct object_info {
     std::uint64_t element_size;
     std::uint64_t element_align;
     bool created;  // false: named, but its creation was interrupted by a crash (opened empty)
+    std::string element_type;  // "f64", "u64", ... for built-in types, else "tag 0x..." ("" untagged)
+};
+
+// One named object's validation result (catalog::check_objects, `ferrite pool check`).
+struct object_check {
+    std::string name;
+    std::string kind;
+    std::string problem;  // empty: valid
 };
 
 class catalog {
@@ -65,9 +87,13 @@ public:
     using heap_type = alloc::buddy_heap;
 
     // The pool's catalog (created and registered on first use). Throws usage_error if the
-    // heap was opened but not recovered (recover_pool first), ferrite::error for a damaged
-    // catalog, std::bad_alloc if the heap has no room for it.
+    // heap was opened but its recover() not called (recover_pool first), or if another
+    // catalog over this pool is alive in the process; damaged_pool for a damaged catalog;
+    // std::bad_alloc if the heap has no room for it.
     catalog(pmem::pool& pool, heap_type& heap, alloc::directory_options options = {});
+    ~catalog();
+    catalog(const catalog&) = delete;
+    catalog& operator=(const catalog&) = delete;
 
     // The vector named `name`, created empty (with `initial_capacity`) if the pool has none.
     // Every call for one name returns the same object while it is alive; asking for it with
@@ -79,14 +105,16 @@ public:
                                                                       std::size_t initial_capacity = 16,
                                                                       containers::vector_options opts = {}) {
         using vector_type = vector<T, heap_type, EngineSelector>;
-        const alloc::object_type type{static_cast<std::uint32_t>(object_kind::vector), alignof(T), sizeof(T)};
+        const auto type = type_of<T>(object_kind::vector);
         require_writable(name);
         std::lock_guard guard(*lock_);
         if (auto live = find_live(name, typeid(vector_type))) return std::static_pointer_cast<vector_type>(live);
-        auto& entry = directory_.find_or_add(name, type);
-        auto v = std::make_shared<vector_type>(
-            entry.anchor == 0 ? vector_type::create(*pool_, *heap_, entry.anchor, initial_capacity, opts)
-                              : vector_type::open(*pool_, *heap_, entry.anchor, opts));
+        auto& entry = entry_for(name, type, persistent_name_of<T>());
+        auto v = guarded(entry, [&] {
+            return std::make_shared<vector_type>(
+                entry.anchor == 0 ? vector_type::create(*pool_, *heap_, entry.anchor, initial_capacity, opts)
+                                  : vector_type::open(*pool_, *heap_, entry.anchor, opts));
+        });
         live_.insert_or_assign(std::string(name), live_object{v, typeid(vector_type)});
         return v;
     }
@@ -117,16 +145,24 @@ public:
     // Every named object, in catalog order.
     std::vector<object_info> list() const;
 
-    // After a crash, between heap.recover() and heap.finish_recovery(): the catalog's blocks
-    // and every object it names. No structure of the pool may be in use.
+    // Validate the directory, every named object (without opening or recovering it) and
+    // that no heap block belongs to two objects; throws damaged_pool (or
+    // pool_error(unknown_kind)) naming the first problem. Writes nothing.
+    void validate() const;
+    // The same, object by object, for reports: the directory's own damage still throws.
+    std::vector<object_check> check_objects() const;
+
+    // After a crash, between heap.recover() and heap.finish_recovery(): validate(), then the
+    // catalog's blocks and every object it names. No structure of the pool may be in use.
+    //   heap.recover(); { ferrite::catalog c(pool, heap); c.recover(); } heap.finish_recovery();
     void recover();
     // The whole sequence for a pool whose structures all live in its catalog: heap.recover(),
-    // recover(), heap.finish_recovery(). A pool without a catalog only recovers its heap.
+    // recover(), heap.finish_recovery(), then pool.mark_recovered() (close() may mark the
+    // pool clean again). A pool without a catalog only recovers its heap. Call it before
+    // constructing the program's catalog (it uses one of its own).
     static void recover_pool(pmem::pool& pool, heap_type& heap);
 
 private:
-    catalog(pmem::pool& pool, heap_type& heap, alloc::name_directory directory)
-        : pool_(&pool), heap_(&heap), directory_(std::move(directory)) {}
     struct live_object {
         std::weak_ptr<void> object;
         std::type_index type;
@@ -138,6 +174,39 @@ private:
     void require_writable(std::string_view name) const;
     // Throws usage_error if `asked` thread ids exceed the `created` ones of structure `name`.
     static void check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked);
+    // Throws usage_error unless the heap's recovery finished (open_* would fail to grow).
+    void require_recovered(std::string_view name) const;
+
+    template <class T>
+    static alloc::object_type type_of(object_kind kind) {
+        static_assert(sizeof(T) <= 0xffffffffu, "an element type must be smaller than 4 GiB");
+        return {static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(alignof(T)),
+                static_cast<std::uint32_t>(sizeof(T)), type_tag_of<T>()};
+    }
+    // The entry named `name` if its kind and element type accept `type`, else a new one;
+    // pool_error(type_mismatch / unknown_kind) naming both types otherwise.
+    alloc::directory_entry& entry_for(std::string_view name, const alloc::object_type& type,
+                                      const std::string& type_name);
+    // Run `make` (create or open the object of `entry`): damage found there is rethrown
+    // naming the object; any failure of a create removes the entry it had added.
+    template <class F>
+    auto guarded(alloc::directory_entry& entry, F make) -> decltype(make()) {
+        const bool fresh = entry.anchor == 0;
+        const std::string name(entry.name_view());
+        try {
+            return make();
+        } catch (const damaged_pool& e) {
+            if (fresh) directory_.remove_unpublished(entry);
+            rethrow_named(e, name);
+        } catch (...) {
+            if (fresh) directory_.remove_unpublished(entry);
+            throw;
+        }
+    }
+    void discard(void* pending_block) noexcept;
+    [[noreturn]] static void rethrow_named(const damaged_pool& e, const std::string& name);
+    // Validation of one entry's object; appends the heap blocks it owns to `blocks`.
+    void validate_object(const alloc::directory_entry& e, std::vector<std::pair<const void*, std::string>>& blocks) const;
 
     template <class C, class T>
     std::shared_ptr<C> open_dfc(std::string_view name, object_kind kind, unsigned threads, std::uint64_t nodes,
@@ -145,34 +214,42 @@ private:
         if (threads == 0 || nodes == 0)
             throw usage_error("catalog: a DFC structure needs at least one thread id and one node");
         require_writable(name);
-        const alloc::object_type type{static_cast<std::uint32_t>(kind), alignof(T), sizeof(T)};
+        require_recovered(name);
+        const auto type = type_of<T>(kind);
         std::lock_guard guard(*lock_);
         if (auto live = find_live(name, typeid(C))) {
             auto c = std::static_pointer_cast<C>(live);
             check_dfc_threads(name, c->threads(), threads);
             return c;
         }
-        auto& entry = directory_.find_or_add(name, type);
+        auto& entry = entry_for(name, type, persistent_name_of<T>());
         o.grow_from = heap_;
-        std::shared_ptr<C> c;
-        if (entry.anchor == 0) {
-            const std::size_t bytes = C::required_bytes(threads, nodes);
-            void* region = heap_->allocate(bytes);  // pending until the anchor names it
-            c = std::make_shared<C>(C::create(region, bytes, threads, o));  // durable before the anchor
-            containers::publish_block(*pool_, *heap_, entry.anchor, region);
-        } else {
+        auto c = guarded(entry, [&] {
+            if (entry.anchor == 0) {
+                const std::size_t bytes = C::required_bytes(threads, nodes);
+                void* region = heap_->allocate(bytes);  // pending until the anchor names it
+                try {
+                    auto made = std::make_shared<C>(C::create(region, bytes, threads, o));  // durable before the anchor
+                    containers::publish_block(*pool_, *heap_, entry.anchor, region);
+                    return made;
+                } catch (...) {
+                    if (entry.anchor == 0) discard(region);  // nothing names it: give it back now
+                    throw;
+                }
+            }
             std::size_t bytes = 0;
             void* region = dfc_region(name, entry.anchor, bytes);
             if (bytes >= sizeof(combining::dfc_header))  // else open() reports the damage
                 check_dfc_threads(name, static_cast<const combining::dfc_header*>(region)->threads, threads);
-            c = std::make_shared<C>(C::open(region, bytes, o));
-        }
+            return std::make_shared<C>(C::open(region, bytes, o));
+        });
         live_.insert_or_assign(std::string(name), live_object{c, typeid(C)});
         return c;
     }
 
     pmem::pool* pool_;
     heap_type* heap_;
+    std::unique_ptr<const void, void (*)(const void*)> registration_;  // this pool's one catalog
     alloc::name_directory directory_;
     std::unique_ptr<alloc::spin_lock> lock_ = std::make_unique<alloc::spin_lock>();  // volatile
     std::map<std::string, live_object, std::less<>> live_;                // volatile

@@ -8,7 +8,9 @@
 //   state      (offset 256, one cache line, changed while the pool is open)
 //       root offset, root size, data top (bytes used), clean-shutdown flag, heap offset
 //       (where the pool's heap lives, so that tools can find it; 0 in pools without one),
-//       catalog offset (the first block of the directory of named objects; 0 = none)
+//       catalog offset (the first block of the directory of named objects; 0 = none),
+//       profile (what the pool was made to hold: 0 = plain, or a store's heap and catalog;
+//       a store whose heap or catalog word is still 0 is an unfinished initialisation)
 //
 // Crash consistency: the identity part is written and persisted in a temporary file that is
 // linked into place only afterwards, so a pool file under its final name always has a
@@ -56,7 +58,8 @@ struct alignas(64) pool_state {
     std::uint64_t clean_shutdown;  // 1 = closed cleanly, 0 = open or crashed
     std::uint64_t heap_offset;     // the pool's registered heap (alloc::buddy_heap), 0 = none
     std::uint64_t catalog_offset;  // the pool's name catalog (alloc::name_directory), 0 = none
-    std::uint64_t reserved[2];
+    std::uint64_t profile;         // pool_profile: plain (0) or store (a heap and a catalog)
+    std::uint64_t reserved;
 };
 static_assert(sizeof(pool_state) == 64);
 

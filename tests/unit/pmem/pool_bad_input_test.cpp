@@ -261,6 +261,14 @@ TEST_F(PoolBadInputTest, StateOutOfRangeIsCorrupted) {
         {"root beyond data_top", [](pm::pool_state& s) { s.root_offset = s.data_top + 64; }},
         {"root size beyond data_top", [](pm::pool_state& s) { s.root_size = 4096; }},
         {"root size beyond the pool", [](pm::pool_state& s) { s.root_size = pm::min_pool_size + 1; }},
+        {"root not 64-byte aligned", [](pm::pool_state& s) { s.root_offset += 8; s.root_size = 0; }},
+        {"heap beyond data_top", [](pm::pool_state& s) { s.heap_offset = s.data_top + 64; }},
+        {"heap not aligned", [](pm::pool_state& s) { s.heap_offset = s.root_offset + 8; }},
+        {"catalog without a heap", [](pm::pool_state& s) { s.catalog_offset = s.root_offset; }},
+        {"catalog before the heap",
+         [](pm::pool_state& s) { s.data_top += 4096; s.heap_offset = s.root_offset + 64; s.catalog_offset = s.root_offset; }},
+        {"unknown profile", [](pm::pool_state& s) { s.profile = 7; }},
+        {"clean flag neither 0 nor 1", [](pm::pool_state& s) { s.clean_shutdown = 2; }},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.what);
@@ -268,7 +276,7 @@ TEST_F(PoolBadInputTest, StateOutOfRangeIsCorrupted) {
         auto h = good;
         c.patch(h.state);
         write_header(path, h);  // the state line is not covered by the checksum
-        expect_open_and_inspect_fail(pool_errc::corrupted_header, path);
+        expect_open_and_inspect_fail(pool_errc::damaged_state, path);
     }
 }
 
@@ -280,7 +288,7 @@ TEST_F(PoolBadInputTest, StateWithWrappingRootIsCorrupted) {
     h.state.root_offset = std::numeric_limits<std::uint64_t>::max() - 63;  // 2^64 - 64
     h.state.root_size = 128;                                                // end wraps to 64
     write_header(path, h);
-    expect_open_and_inspect_fail(pool_errc::corrupted_header, path);
+    expect_open_and_inspect_fail(pool_errc::damaged_state, path);
 }
 
 TEST_F(PoolBadInputTest, OpenPoolIsLocked) {

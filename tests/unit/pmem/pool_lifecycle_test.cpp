@@ -265,9 +265,73 @@ TEST_F(PoolLifecycleTest, CleanShutdownFlag) {
         auto c = pm::pool::open(crashed, layout);
         EXPECT_FALSE(c.was_clean_at_open()) << "a copy taken while open looks crashed";
         expect_filled(c.root<test_root>(), 1, 0);  // the data was durable before the crash
+    }  // closed without declaring its recovery finished: it must not look clean
+    EXPECT_EQ(read_header(crashed).state.clean_shutdown, 0u) << "a crashed pool is not marked clean unrecovered";
+    {
+        auto c = pm::pool::open(crashed, layout);
+        EXPECT_FALSE(c.was_clean_at_open());
+        c.mark_recovered();  // the program's recovery is done (catalog::recover_pool does this)
     }
     auto c = pm::pool::open(crashed, layout);
     EXPECT_TRUE(c.was_clean_at_open()) << "closed cleanly after recovery";
+}
+
+// open_unmarked() writes nothing until mark_in_use(); a failed open must not mark a crashed
+// pool clean either (the destructor of a pool whose recovery never ran).
+TEST_F(PoolLifecycleTest, OpenUnmarkedWritesNothingUntilMarkedInUse) {
+    const auto path = file("u");
+    { auto p = pm::pool::create(path, layout, one_mib); }
+    const auto before = read_header(path);
+    {
+        auto p = pm::pool::open_unmarked(path, layout);
+        EXPECT_EQ(read_header(path).state.clean_shutdown, 1u) << "unmarked: the flag is untouched";
+    }
+    const auto after = read_header(path);
+    EXPECT_EQ(0, std::memcmp(&before, &after, sizeof before));
+    {
+        auto p = pm::pool::open_unmarked(path, layout);
+        p.mark_in_use();
+        EXPECT_EQ(read_header(path).state.clean_shutdown, 0u);
+    }
+    EXPECT_EQ(read_header(path).state.clean_shutdown, 1u);
+}
+
+// A private copy is writable, and nothing written there reaches the file.
+TEST_F(PoolLifecycleTest, PrivateCopyNeverWritesTheFile) {
+    const auto path = file("c");
+    {
+        auto p = pm::pool::create(path, layout, one_mib);
+        fill_root(p.root<test_root>(), 1, 0);
+    }
+    const auto before = read_header(path);
+    {
+        auto p = pm::pool::inspect(path);
+        auto copy = p.private_copy();
+        EXPECT_TRUE(copy.is_private_copy());
+        fill_root(copy.root<test_root>(), 7, 1);
+        expect_filled(copy.root<test_root>(), 7, 1);
+        copy.close();
+        expect_filled(p.root<test_root>(), 1, 0);
+    }
+    auto again = pm::pool::open(path, layout);
+    expect_filled(again.root<test_root>(), 1, 0);
+    EXPECT_EQ(before.state.root_offset, again.state().root_offset);
+}
+
+// A pool handle may move: the pool_refs structures keep stay valid; after close() they
+// report it instead of touching the unmapped range.
+TEST_F(PoolLifecycleTest, RefsSurviveAMoveAndSeeTheClose) {
+    auto p = pm::pool::create(file("m"), layout, one_mib);
+    pm::pool_ref ref = p;
+    auto moved = std::move(p);
+    EXPECT_TRUE(ref.is_open());
+    EXPECT_EQ(ref.base(), moved.base());
+    EXPECT_FALSE(p.is_open());  // NOLINT(bugprone-use-after-move): the moved-from handle is closed
+    EXPECT_THROW(p.require_open("test"), ferrite::usage_error);
+    moved.close();
+    EXPECT_FALSE(ref.is_open());
+    EXPECT_THROW(ref.require_open("push_back"), ferrite::usage_error);
+    EXPECT_THROW((void)ref.root_bytes(64), ferrite::usage_error);
 }
 
 TEST_F(PoolLifecycleTest, InspectIsReadOnly) {
