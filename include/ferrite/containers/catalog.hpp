@@ -107,6 +107,7 @@ public:
         using vector_type = vector<T, heap_type, EngineSelector>;
         const auto type = type_of<T>(object_kind::vector);
         require_writable(name);
+        require_recovered(name);
         std::lock_guard guard(*lock_);
         if (auto live = find_live(name, typeid(vector_type))) return std::static_pointer_cast<vector_type>(live);
         auto& entry = entry_for(name, type, persistent_name_of<T>());
