@@ -43,6 +43,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <span>
@@ -98,7 +99,13 @@ public:
         h->swap_log_capacity = swap_log_capacity;
         void* data = nullptr;
         if (initial_capacity > 0) {
-            data = heap.allocate(initial_capacity * sizeof(T));
+            try {
+                if (initial_capacity > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+                data = heap.allocate(initial_capacity * sizeof(T));
+            } catch (...) {
+                release_unpublished(heap, h);  // a failed create leaves no block behind
+                throw;
+            }
             h->data = offset_of(pool, data);
             h->capacity = initial_capacity;
         }
@@ -171,6 +178,16 @@ public:
     Trace& trace() noexcept { return trace_; }
 
 private:
+    // Give back a block that create() allocated but never published (no anchor refers to it).
+    static void release_unpublished(Heap& heap, void* block) noexcept {
+        try {
+            heap.confirm_allocation(block);
+            heap.deallocate(block);
+            heap.confirm_deallocation(block);
+        } catch (...) {
+            // Left pending: the heap's next recovery frees an unconfirmed block.
+        }
+    }
     static std::uint64_t offset_of(pmem::pool& pool, const void* p) noexcept {
         return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
     }
