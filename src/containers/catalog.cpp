@@ -291,7 +291,7 @@ void catalog::recover() {
         if (e.anchor == 0) continue;  // named, never created: nothing to recover
         switch (static_cast<object_kind>(e.kind)) {
             case object_kind::vector:
-                containers::recover_vector(*pool_, *heap_, containers::vector_header_at(*pool_, e.anchor));
+                containers::recover_vector(*pool_, *heap_, e.anchor);  // validates the header first
                 break;
             case object_kind::dfc_stack:
             case object_kind::dfc_queue:

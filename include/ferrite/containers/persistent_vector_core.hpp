@@ -40,6 +40,14 @@
 //     recovery finds the logged array installed and does nothing); confirm the deallocation.
 // Pushes and pops need no recovery: `size` is their commit point, and elements beyond it
 // are never read.
+//
+// Validation: the media is not trusted. open() and recover() first run validate_vector
+// (vector_recovery.hpp: every header word in its domain, the array and any REPLACE target
+// live heap blocks big enough and not the header's, the swap log's indices below the size,
+// the element size and alignment as T's); a header that fails throws damaged_pool and nothing
+// is written. After that, combine() may use every word as it stands: the passes keep the
+// invariants the validator checks (size <= capacity, capacity x sizeof(T) within the array's
+// block, at most swap_log_capacity undo entries).
 #pragma once
 
 #include <algorithm>
@@ -70,7 +78,8 @@ struct vector_options {
 // std::bad_alloc when exhausted), confirm_allocation(p), deallocate(p),
 // confirm_replacement(fresh, old) (confirm fresh and deallocate old without a second
 // confirm slot), confirm_deallocation(p); all idempotent after a crash as the confirm
-// protocol requires.
+// protocol requires; and, for validation, state(p) -> alloc::block_state and block_size(p)
+// (usable bytes of an allocated block).
 template <class T, class Heap, class Trace = no_trace>
 class persistent_vector_core {
     static_assert(undo_layout(sizeof(T), alignof(T)).original_offset == offsetof(swap_undo_entry<T>, original) &&
@@ -91,6 +100,9 @@ public:
     static vector_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
                                  std::size_t initial_capacity = 16, std::size_t swap_log_capacity = 64) {
         if (anchor != 0) throw usage_error("the anchor already refers to a vector; open it instead");
+        if (swap_log_capacity < 2)
+            throw usage_error("a vector's swap log needs room for at least 2 entries (one swap), not " +
+                              std::to_string(swap_log_capacity));
         auto* h = static_cast<vector_header*>(heap.allocate(vector_block_bytes<T>(swap_log_capacity)));
         std::memset(h, 0, sizeof(vector_header));
         h->magic = vector_magic;
@@ -113,15 +125,11 @@ public:
         return h;
     }
 
-    // Validate `anchor`'s vector (throws ferrite::error with what to do on a foreign block).
-    static vector_header* open(pmem::pool& pool, std::uint64_t anchor) {
-        auto* h = vector_header_at(pool, anchor);
-        if (h->element_size != sizeof(T) || h->element_align != alignof(T))
-            throw error("the vector at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
-                        "' holds " + std::to_string(h->element_size) + "-byte elements aligned to " +
-                        std::to_string(h->element_align) + ", not " + std::to_string(sizeof(T)) + "-byte aligned to " +
-                        std::to_string(alignof(T)) + "; open it with the element type that created it");
-        return h;
+    // The vector `anchor` names, validated for elements of T (validate_vector; throws
+    // damaged_pool, or error for anchor 0). Changes nothing.
+    static vector_header* open(pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+        (void)validate_vector(pool, heap, anchor, {sizeof(T), alignof(T)});
+        return vector_header_at(pool, anchor);
     }
 
     persistent_vector_core(pmem::pool& pool, Heap& heap, vector_header* h, vector_options opts = {},
@@ -129,7 +137,11 @@ public:
         : pool_(&pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
-    static void recover(pmem::pool& pool, Heap& heap, vector_header* h) { recover_vector(pool, heap, h); }
+    // Validates first (for elements of T): a damaged header throws before anything is written.
+    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+        (void)open(pool, heap, anchor);
+        recover_vector(pool, heap, anchor);
+    }
 
     void combine(std::span<slot_type*> batch) noexcept {
         pushes_.clear();

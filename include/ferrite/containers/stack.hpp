@@ -22,7 +22,9 @@
 //
 // Crash consistency: the vector core's (persistent_vector_core.hpp); a stack is stored as a
 // vector (a stack and a vector of the same element type may open each other's anchor).
-// recover() runs after the heap's recover() and before its finish_recovery().
+// recover() runs after the heap's recover() and before its finish_recovery(). open() and
+// recover() validate the header as the vector's do (validate_vector, vector_recovery.hpp):
+// damage throws damaged_pool (region "vector") before anything is written.
 #pragma once
 
 #include <limits>
@@ -52,8 +54,10 @@ public:
     static vector_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16) {
         return vector_core::create(pool, heap, anchor, initial_capacity);
     }
-    static vector_header* open(pmem::pool& pool, std::uint64_t anchor) { return vector_core::open(pool, anchor); }
-    static void recover(pmem::pool& pool, Heap& heap, vector_header* h) { vector_core::recover(pool, heap, h); }
+    static vector_header* open(pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+        return vector_core::open(pool, heap, anchor);
+    }
+    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { vector_core::recover(pool, heap, anchor); }
 
     stack_core(pmem::pool& pool, Heap& heap, vector_header* h, vector_options opts = {}, Trace trace = {})
         : core_(pool, heap, h, opts, std::move(trace)) {}
@@ -95,11 +99,9 @@ public:
     static stack open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::vector_options opts = {},
                       Trace trace = {}) {
         containers::require_changeable(pool, heap, "ferrite::stack::open");
-        return stack(pool, heap, core::open(pool, anchor), opts, std::move(trace));
+        return stack(pool, heap, core::open(pool, heap, anchor), opts, std::move(trace));
     }
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
-        core::recover(pool, heap, core::open(pool, anchor));
-    }
+    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
 
     stack(stack&&) noexcept = default;
 

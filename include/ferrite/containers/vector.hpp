@@ -20,6 +20,8 @@
 //
 // Crash consistency: see persistent_vector_core.hpp. recover() must run after the heap's
 // recover() and before its finish_recovery() (the vector confirms the blocks it keeps).
+// open() and recover() validate the header first (vector_recovery.hpp): a damaged one throws
+// damaged_pool (kind damaged_object, region "vector") and the pool is left as it was.
 #pragma once
 
 #include <optional>
@@ -75,12 +77,10 @@ public:
     static vector open(pmem::pool& pool, Heap& heap, std::uint64_t anchor,
                        containers::vector_options opts = {}, Trace trace = {}) {
         containers::require_changeable(pool, heap, "ferrite::vector::open");
-        return vector(pool, heap, core::open(pool, anchor), opts, std::move(trace));
+        return vector(pool, heap, core::open(pool, heap, anchor), opts, std::move(trace));
     }
     // After a crash: finish or undo what the interrupted combining pass left (see above).
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
-        core::recover(pool, heap, core::open(pool, anchor));
-    }
+    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
 
     vector(vector&&) noexcept = default;
 

@@ -1,11 +1,14 @@
 // A test double for the vector's heap: bump allocation inside a pool's root area, never
-// reused; records confirms and deallocations so tests can check the vector's protocol.
+// reused; records confirms and deallocations so tests can check the vector's protocol, and
+// answers state() / block_size() as the buddy heap does (the containers validate with them).
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <new>
 #include <set>
 
+#include "ferrite/alloc/heap_stats.hpp"
 #include "ferrite/pmem/pool.hpp"
 
 namespace ferrite_test {
@@ -21,6 +24,7 @@ public:
         void* p = next_;
         next_ += bytes;
         unconfirmed.insert(p);
+        sizes_[p] = bytes;
         return p;
     }
     void confirm_allocation(void* p) { unconfirmed.erase(p); }
@@ -31,9 +35,23 @@ public:
     }
     void confirm_deallocation(void* p) { confirmed_free.insert(p); }
 
+    ferrite::alloc::block_state state(const void* p) const {
+        using ferrite::alloc::block_state;
+        auto* q = const_cast<void*>(p);
+        if (!sizes_.contains(q)) return block_state::not_a_block;
+        if (confirmed_free.contains(q)) return block_state::free;
+        if (freed.contains(q)) return block_state::deallocation_pending;
+        return unconfirmed.contains(q) ? block_state::allocation_pending : block_state::live;
+    }
+    std::size_t block_size(const void* p) const {
+        const auto it = sizes_.find(const_cast<void*>(p));
+        return it == sizes_.end() || confirmed_free.contains(it->first) ? 0 : it->second;
+    }
+
     std::set<void*> unconfirmed, freed, confirmed_free;
 
 private:
+    std::map<void*, std::size_t> sizes_;  // every block handed out, with its usable bytes
     std::byte* next_;
     std::byte* end_;
 };
