@@ -24,6 +24,8 @@
 //
 // Crash consistency: see persistent_deque_core.hpp. recover() must run after the heap's
 // recover() and before its finish_recovery() (the deque confirms the blocks it keeps).
+// open() and recover() validate the header first (deque_recovery.hpp): a damaged one throws
+// damaged_pool (kind damaged_object, region "deque") and the pool is left as it was.
 #pragma once
 
 #include <memory>
@@ -59,12 +61,10 @@ public:
     static deque open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::deque_options opts = {},
                       Trace trace = {}) {
         containers::require_changeable(pool, heap, "ferrite::deque::open");
-        return deque(pool, heap, core::open(pool, anchor), opts, std::move(trace));
+        return deque(pool, heap, core::open(pool, heap, anchor), opts, std::move(trace));
     }
     // After a crash: finish or undo what the interrupted combining pass left.
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
-        core::recover(pool, heap, core::open(pool, anchor));
-    }
+    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
 
     deque(deque&&) noexcept = default;
 

@@ -1,33 +1,129 @@
-// ferrite/containers/deque_recovery.hpp: recovery of a persistent deque from its header
-// alone, without its element type, and the end of a ring replacement, which growth and
-// recovery share.
+// ferrite/containers/deque_recovery.hpp: validation and recovery of a persistent deque from
+// its header alone, without its element type, and the end of a ring replacement, which
+// growth and recovery share.
 //
 // Nothing in a deque's recovery depends on the element type (the ring is replaced whole,
 // never patched), so a pool's catalog can recover every deque it names without knowing the
 // program's types, as vector_recovery.hpp does for vectors. The steps and their crash
 // argument are in persistent_deque_core.hpp.
+//
+// Validation (validate_deque; open and recovery run it first, the catalog and `ferrite pool
+// check` call it on their own, over a pool and heap that may be read-only), as for vectors
+// (vector_recovery.hpp): every word that is used as a size, an offset or a pointer is put in
+// its domain before it is used, a damaged header throws damaged_pool (damaged_object, region
+// "deque") naming the word and its value, and nothing has been written (recovery validates
+// everything, including the heap states its confirm calls need, before its first store).
+// Checked, in this order:
+//   identity: the anchor a 64-byte aligned offset with the header inside the pool; magic
+//     (the format version is its last byte); element size in [1, pool size], and as the
+//     caller's type asks when it names one;
+//   the header's block: a heap block the deque keeps (live, or allocation pending: create()
+//     confirms after the anchor) holding the header;
+//   log_tag one of nop / replace;
+//   the ring: capacity 0 or a power of two (the slot mapping masks with capacity - 1); data
+//     = 0 exactly when capacity = 0; otherwise a heap block other than the header's, kept
+//     (or, under an uninstalled REPLACE, live or deallocation pending: the old ring), whose
+//     usable bytes hold capacity x element size (overflow checked) inside the pool;
+//   the state the epoch selects, copy[epoch & 1]: size <= capacity (head is a free-running
+//     counter: every value is valid; the other copy is never read);
+//   REPLACE (tag = replace): replace_capacity a power of two >= capacity (so >= size),
+//     replace_data a kept heap block other than the header's that holds it; if not yet
+//     installed, the pair of states a growth leaves (old live with new allocation pending,
+//     or old deallocation pending with new live). With data equal to replace_data the
+//     capacity may be the old one, even 0 (a crash persisted the first store of the install).
+// A stale REPLACE target under tag nop is never read, so not checked. What one header cannot
+// show: a block another object names too; deque_owned_blocks() lists the blocks for the
+// catalog to prove them disjoint.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ferrite/containers/deque_layout.hpp"
+#include "ferrite/containers/media_checks.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "ferrite/pmem/primitives.hpp"
 
 namespace ferrite::containers {
 
-// The header at pool offset `anchor`, validated as a deque (any element type).
-inline deque_header* deque_header_at(pmem::pool& pool, std::uint64_t anchor) {
-    if (anchor == 0 || anchor % alignof(deque_header) != 0 ||
-        !pool.contains(pool.base() + anchor, sizeof(deque_header)))
-        throw error("no deque at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
-                    "'; create it first");
-    auto* h = reinterpret_cast<deque_header*>(pool.base() + anchor);
-    if (h->magic != deque_magic || h->element_size == 0)
-        throw error("the block at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
-                    "' is not a ferrite deque or queue; check the anchor or the pool file");
+// The header at pool offset `anchor`, its identity checked (in the pool, magic): the other
+// words are not; validate_deque() checks them. Throws error for anchor 0 (no deque there),
+// damaged_pool for the rest.
+inline deque_header* deque_header_at(const pmem::pool& pool, std::uint64_t anchor) {
+    auto* h = header_in_pool<deque_header>(pool, "deque", anchor);
+    if (h->magic != deque_magic)
+        header_check(pool, "deque", anchor)
+            .fail("magic", h->magic, "is not a ferrite deque's or queue's (format 1)",
+                  "check the anchor; if it is right, restore the pool from a copy");
     return h;
+}
+
+// Read-only: the deque at `anchor`, every word it uses checked (see above); `element_size`
+// 0 accepts any. Throws damaged_pool (damaged_object, region "deque", object "") naming the
+// first bad word.
+template <class Heap>
+const deque_header& validate_deque(const pmem::pool& pool, const Heap& heap, std::uint64_t anchor,
+                                   std::uint64_t element_size = 0) {
+    const deque_header& h = *deque_header_at(pool, anchor);
+    const header_check c(pool, "deque", anchor);
+    const auto esz = h.element_size;
+    if (esz == 0 || esz > pool.size()) c.fail("element_size", esz, "is no element size in this pool");
+    if (element_size != 0 && esz != element_size)
+        c.fail("element_size", esz, "is not the size of the element type asked for (" + std::to_string(element_size) + ")",
+               "open it with the element type that created it; if that is the type, restore the pool from a copy");
+    (void)c.header_block(heap, sizeof(deque_header));
+
+    const auto tag = h.log_tag;
+    if (tag != deque_log_tag::nop && tag != deque_log_tag::replace)
+        c.fail("log_tag", static_cast<std::uint64_t>(tag), "is neither nop (0) nor replace (1)");
+    const bool replacing = tag == deque_log_tag::replace;
+    const bool installed = replacing && h.data == h.replace_data;  // capacity may still be the old one
+
+    const auto cap = h.capacity;
+    if ((cap & (cap - 1)) != 0) c.fail("capacity", cap, "is not a power of two");
+    auto old_state = alloc::block_state::live;
+    if (h.data == 0) {
+        if (cap != 0) c.fail("data", 0, "names no ring, but the capacity is " + std::to_string(cap));
+    } else {
+        if (cap == 0 && !installed) c.fail("capacity", 0, "with a ring at pool offset " + std::to_string(h.data));
+        const block_states allowed = replacing && !installed
+                                         ? states(alloc::block_state::live) | states(alloc::block_state::deallocation_pending)
+                                         : kept_states;
+        old_state = c.block(heap, "data", h.data, allowed, "capacity", cap, esz);
+    }
+    const auto selected = h.epoch & 1;
+    if (h.copy[selected].size > cap)
+        c.fail("copy[" + std::to_string(selected) + "].size (the epoch " + std::to_string(h.epoch) + " selects it)",
+               h.copy[selected].size, "exceeds the capacity " + std::to_string(cap));
+
+    if (replacing) {
+        const auto rcap = h.replace_capacity;
+        if (rcap == 0 || (rcap & (rcap - 1)) != 0 || rcap < cap)
+            c.fail("replace_capacity", rcap,
+                   "is not a power of two at least the capacity " + std::to_string(cap) + " (a growth only grows)");
+        const auto fresh = c.block(heap, "replace_data", h.replace_data, kept_states, "replace_capacity", rcap, esz);
+        // The two states a growth moves through in one confirm-slot store (confirm_replacement).
+        if (!installed && h.data != 0 &&
+            fresh != (old_state == alloc::block_state::live ? alloc::block_state::allocation_pending
+                                                            : alloc::block_state::live))
+            c.fail("replace_data", h.replace_data,
+                   std::string("names a block the heap has ") + alloc::to_string(fresh) + " while the ring it replaces is " +
+                       alloc::to_string(old_state) + ", a pair no growth leaves");
+    }
+    return h;
+}
+
+// Read-only: the pool offsets of every heap block the deque at `anchor` owns (its header,
+// its ring, the ring an unfinished REPLACE installs), validated first (validate_deque). No
+// two objects of a pool may share one: the catalog compares these sets.
+template <class Heap>
+std::vector<std::uint64_t> deque_owned_blocks(const pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+    const auto& h = validate_deque(pool, heap, anchor);
+    std::vector<std::uint64_t> blocks{anchor};
+    if (h.data != 0) blocks.push_back(h.data);
+    if (h.log_tag == deque_log_tag::replace && h.replace_data != h.data) blocks.push_back(h.replace_data);
+    return blocks;
 }
 
 // A committed REPLACE (tag = replace, durable): install the logged ring and let the old one
@@ -64,8 +160,11 @@ void deque_finish_replace(pmem::pool& pool, Heap& heap, deque_header* h) {
 }
 
 // Between the heap's recover() and finish_recovery() (see persistent_deque_core.hpp).
+// Validates the whole header (validate_deque) before its first store.
 template <class Heap>
-void recover_deque(pmem::pool& pool, Heap& heap, deque_header* h) {
+void recover_deque(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+    (void)validate_deque(pool, heap, anchor);
+    auto* h = deque_header_at(pool, anchor);
     heap.confirm_allocation(h);  // create() may have crashed before confirming its blocks
     if (h->log_tag == deque_log_tag::replace)
         deque_finish_replace(pool, heap, h);

@@ -60,6 +60,14 @@
 //     confirm the deallocation).
 // Pushes and pops need no recovery: the epoch is their commit point, and ring slots outside
 // the selected state are never read.
+//
+// Validation: the media is not trusted. open() and recover() first run validate_deque
+// (deque_recovery.hpp: every header word in its domain, the ring and any REPLACE target live
+// heap blocks big enough and not the header's, the selected state's size within the
+// capacity, the element size as T's); a header that fails throws damaged_pool and nothing is
+// written. After that, combine() may use every word as it stands: the passes keep the
+// invariants the validator checks (capacity a power of two, size <= capacity, capacity x
+// sizeof(T) within the ring's block).
 #pragma once
 
 #include <algorithm>
@@ -90,7 +98,8 @@ struct deque_options {
 };
 
 // Heap requirements: as persistent_vector_core's (allocate, confirm_allocation, deallocate,
-// confirm_replacement, confirm_deallocation; idempotent after a crash).
+// confirm_replacement, confirm_deallocation; idempotent after a crash; state and block_size
+// for validation).
 template <class T, class Heap, class Trace = no_trace>
 class persistent_deque_core {
     static_assert(std::is_trivially_copyable_v<T>,
@@ -124,14 +133,11 @@ public:
         return h;
     }
 
-    // Validate `anchor`'s deque (throws ferrite::error with what to do on a foreign block).
-    static deque_header* open(pmem::pool& pool, std::uint64_t anchor) {
-        auto* h = deque_header_at(pool, anchor);
-        if (h->element_size != sizeof(T))
-            throw error("the deque at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
-                        "' holds " + std::to_string(h->element_size) + "-byte elements, not " +
-                        std::to_string(sizeof(T)) + "; open it with the element type that created it");
-        return h;
+    // The deque `anchor` names, validated for elements of T (validate_deque; throws
+    // damaged_pool, or error for anchor 0). Changes nothing.
+    static deque_header* open(pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+        (void)validate_deque(pool, heap, anchor, sizeof(T));
+        return deque_header_at(pool, anchor);
     }
 
     persistent_deque_core(pmem::pool& pool, Heap& heap, deque_header* h, deque_options opts = {},
@@ -139,7 +145,11 @@ public:
         : pool_(&pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
-    static void recover(pmem::pool& pool, Heap& heap, deque_header* h) { recover_deque(pool, heap, h); }
+    // Validates first (for elements of T): a damaged header throws before anything is written.
+    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+        (void)open(pool, heap, anchor);
+        recover_deque(pool, heap, anchor);
+    }
 
     void combine(std::span<slot_type*> batch) noexcept {
         for (auto& l : lists_) l.clear();

@@ -15,7 +15,8 @@
 //
 // Crash consistency: the deque's; a queue is stored as a deque (a queue and a deque of the
 // same element type may open each other's anchor). recover() runs after the heap's
-// recover() and before its finish_recovery().
+// recover() and before its finish_recovery(). open() and recover() validate the header as
+// the deque's do (damaged_pool, region "deque"; nothing written).
 #pragma once
 
 #include "ferrite/containers/deque.hpp"
