@@ -2,8 +2,11 @@
 // the four operations of the confirm protocol. Introspection is in heap_check.cpp.
 #include "ferrite/alloc/buddy_heap.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
@@ -17,6 +20,35 @@ std::string hex(std::uint64_t v) {
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
     return buf;
 }
+
+// Every validation failure: what is wrong and where, and that nothing was written.
+[[noreturn]] void damaged(const std::string& what) {
+    throw heap_error("buddy heap is damaged: " + what + "; nothing was changed: restore the pool from a copy");
+}
+
+std::string list_name(unsigned k) { return "free list " + std::to_string(k); }
+
+std::string who(const char* role, std::uint64_t of) {
+    return of ? std::string(role) + " " + hex(of) : std::string(role);
+}
+
+// What a map byte says, for messages.
+std::string describe_tag(std::uint8_t tag) {
+    const auto k = std::to_string(tag & order_mask);
+    if (tag == 0) return "inside another block (map byte 0)";
+    if ((tag & ~order_mask) == free_tag) return "a free block of order " + k;
+    if ((tag & ~order_mask) == live_tag) return "a live block of order " + k;
+    return "marked by the damaged map byte " + hex(tag);
+}
+
+constexpr std::uint64_t no_slot = ~std::uint64_t{0};
+
+// Clears the write set however the scope is left: a validation that throws part-way through
+// planning leaves nothing planned behind (observers read the map through it).
+struct clear_on_exit {
+    write_set& ws;
+    ~clear_on_exit() { ws.clear(); }
+};
 
 unsigned order_for(std::size_t bytes) noexcept {
     if (bytes <= granule) return min_order;
@@ -127,14 +159,14 @@ heap_geometry buddy_heap::validate(const std::byte* base, std::uint64_t availabl
                          std::to_string(heap_format_version) + "); use the ferrite release that created it");
     if (id.checksum != identity_checksum(id))
         throw heap_error("heap header checksum mismatch: the header was overwritten; restore the pool "
-                         "from a backup");
+                         "from a copy");
     const auto& g = id.geometry;
     if (g.region_size > available)
         throw heap_error("heap claims " + std::to_string(g.region_size) + " bytes but only " +
                          std::to_string(available) + " follow it: the pool was truncated or the offset is wrong");
     if (g.slot_count == 0 || g != compute_geometry(g.region_size, g.slot_count))
         throw heap_error("heap header geometry is inconsistent: the heap is damaged; restore the pool "
-                         "from a backup");
+                         "from a copy");
     return g;
 }
 
@@ -143,7 +175,9 @@ buddy_heap buddy_heap::open_in(void* region, std::uint64_t size, bool read_only)
         throw usage_error("buddy_heap::open: the region must be 64-byte aligned");
     auto* base = static_cast<std::byte*>(region);
     const auto g = validate(base, size);
-    return buddy_heap(base, g, read_only, phase::needs_recovery);
+    buddy_heap heap(base, g, read_only, phase::needs_recovery);
+    heap.check_region();  // the log, the heads and the slots: O(log + orders + slots)
+    return heap;
 }
 
 buddy_heap buddy_heap::open(pmem::pool& p, std::uint64_t offset) {
@@ -157,17 +191,12 @@ void buddy_heap::recover() {
     std::lock_guard guard(lock_);
     if (phase_ != phase::needs_recovery) return;
     if (read_only_) throw usage_error("buddy_heap::recover: the pool is open read-only; open it read-write");
-    log_.rollback(geometry_.region_size);
-    for (std::uint64_t i = 0; i < table_.count(); ++i) {
-        const auto v = *table_.slot(i);
-        if (v == 0) continue;
-        const auto st = state_locked(block_of(v));
-        if ((kind_of(v) != slot_kind::allocation && kind_of(v) != slot_kind::deallocation) ||
-            (st != block_state::allocation_pending && st != block_state::deallocation_pending))
-            throw heap_error("confirm slot " + std::to_string(i) + " holds " + hex(v) +
-                             ", which names no live block: the heap is damaged; restore the pool from a backup");
-        reserved_[i] = 1;
-    }
+    // Validate the log and the state its rollback leads to before writing anything (open
+    // did so too; this repeats it in case the region changed since).
+    check_region();
+    log_.rollback(geometry_);
+    for (std::uint64_t i = 0; i < table_.count(); ++i)
+        if (*table_.slot(i) != 0) reserved_[i] = 1;  // validated by check_region
     phase_ = phase::clients_recovering;
 }
 
@@ -176,6 +205,15 @@ void buddy_heap::finish_recovery() {
     if (phase_ == phase::needs_recovery)
         throw usage_error("buddy_heap::finish_recovery: call recover() first (and let every client recover)");
     if (phase_ == phase::running) return;
+    {
+        // Plan every release one after the other in one write set (each reads what the ones
+        // before it planned), validating as they go: a damaged heap throws here, before the
+        // first release writes anything.
+        clear_on_exit guard_plan{ws_};
+        ws_.clear();
+        for (std::uint64_t i = 0; i < table_.count(); ++i)
+            if (const auto v = *table_.slot(i); reserved_[i] && v != 0) plan_release(block_of(v), i);
+    }
     for (std::uint64_t i = 0; i < table_.count(); ++i) {
         if (!reserved_[i]) continue;
         const auto v = *table_.slot(i);
@@ -216,13 +254,18 @@ std::uint64_t buddy_heap::arena_offset_of(const void* p) const noexcept {
     return geometry_.arena_offset + (a - lo);
 }
 
-block_state buddy_heap::state_locked(std::uint64_t off) const noexcept {
+block_state buddy_heap::state_locked(std::uint64_t off) const {
     if (off < geometry_.arena_offset || off >= geometry_.arena_offset + geometry_.arena_size ||
         (off - geometry_.arena_offset) % granule != 0)
         return block_state::not_a_block;
     const auto tag = map_tag(off);
-    if (tag & free_tag) return block_state::free;
-    if (!(tag & live_tag)) return block_state::not_a_block;
+    if (tag == 0) return block_state::not_a_block;
+    const auto kind = tag & ~order_mask;
+    if ((kind != free_tag && kind != live_tag) || !block_fits(off, tag & order_mask))
+        damaged("the block map says the block at offset " + hex(off) + " is " + describe_tag(tag) +
+                ", which is not a block of this heap (orders " + std::to_string(min_order) + ".." +
+                std::to_string(geometry_.max_order) + ", aligned to their size, inside the arena)");
+    if (kind == free_tag) return block_state::free;
     const auto slot = table_.find(off);
     if (!slot) return block_state::live;
     return kind_of(*table_.slot(*slot)) == slot_kind::allocation ? block_state::allocation_pending
@@ -251,9 +294,128 @@ std::size_t buddy_heap::block_size(const void* p) const {
     std::lock_guard guard(lock_);
     const auto off = arena_offset_of(p);
     if (!off) return 0;
-    const auto tag = map_tag(off);
-    if (!(tag & live_tag)) return 0;
-    return std::size_t{1} << (tag & order_mask);
+    if (const auto st = state_locked(off); st == block_state::not_a_block || st == block_state::free) return 0;
+    // A size the caller will write up to: the order is checked against the map inside it.
+    return std::size_t{1} << live_order(off, "block_size()", no_slot);
+}
+
+// ---- validation --------------------------------------------------------------------------
+
+bool buddy_heap::block_fits(std::uint64_t off, unsigned k) const noexcept {
+    if (k < min_order || k > geometry_.max_order || off < geometry_.arena_offset) return false;
+    const auto rel = off - geometry_.arena_offset;
+    const auto size = std::uint64_t{1} << k;
+    return rel % size == 0 && rel < geometry_.arena_size && size <= geometry_.arena_size - rel;
+}
+
+// `off` (the `role` of block `of`, or of list k when `of` is 0) is a free block of order k:
+// inside the arena, aligned to 2^k from its start, and free at order k in the map.
+void buddy_heap::require_free_block(std::uint64_t off, unsigned k, const char* role, std::uint64_t of) const {
+    if (!block_fits(off, k))
+        damaged(list_name(k) + ": " + who(role, of) + " is offset " + hex(off) +
+                ", outside the arena or not aligned to the list's block size (" +
+                std::to_string(std::uint64_t{1} << k) + " bytes)");
+    if (const auto tag = planned_tag(off); tag != (free_tag | k))
+        damaged(list_name(k) + ": " + who(role, of) + " is offset " + hex(off) + ", which the block map says is " +
+                describe_tag(tag) + ", not a free block of order " + std::to_string(k));
+}
+
+// The head of list k is 0 or a free block of order k with no prev.
+void buddy_heap::check_head(unsigned k) const {
+    const auto first = ws_.read(head(k));
+    if (first == 0) return;
+    if (k < min_order || k > geometry_.max_order)
+        damaged(list_name(k) + " has head " + hex(first) + ", but this heap has no blocks of order " +
+                std::to_string(k) + " (orders " + std::to_string(min_order) + ".." +
+                std::to_string(geometry_.max_order) + ")");
+    require_free_block(first, k, "its head", 0);
+    if (const auto prev = ws_.read(&links(first)->prev); prev != 0)
+        damaged(list_name(k) + ": its head " + hex(first) + " has prev " + hex(prev) + " (a list's head has none)");
+}
+
+// Before block `off` is taken off list k (hand-out, merge): it is a free block of order k,
+// the head exactly when it has no prev, and its neighbours are free blocks of order k whose
+// links name it back. O(1): the words the unlink writes, and two map bytes.
+void buddy_heap::check_unlink(std::uint64_t off, unsigned k) const {
+    require_free_block(off, k, "block", 0);
+    const auto prev = ws_.read(&links(off)->prev);
+    const auto next = ws_.read(&links(off)->next);
+    const auto first = ws_.read(head(k));
+    if ((first == off) != (prev == 0))
+        damaged(list_name(k) + ": block " + hex(off) + " has prev " + hex(prev) + " but the list's head is " +
+                hex(first) + " (exactly the head has no prev)");
+    if (prev == off || next == off || (prev != 0 && prev == next))
+        damaged(list_name(k) + ": block " + hex(off) + " has prev " + hex(prev) + " and next " + hex(next) +
+                " (a cycle)");
+    if (prev != 0) {
+        require_free_block(prev, k, "the prev of", off);
+        if (const auto back = ws_.read(&links(prev)->next); back != off)
+            damaged(list_name(k) + ": block " + hex(off) + " has prev " + hex(prev) + ", whose next is " + hex(back) +
+                    " (links not mirrored)");
+    }
+    if (next != 0) {
+        require_free_block(next, k, "the next of", off);
+        if (const auto back = ws_.read(&links(next)->prev); back != off)
+            damaged(list_name(k) + ": block " + hex(off) + " has next " + hex(next) + ", whose prev is " + hex(back) +
+                    " (links not mirrored)");
+    }
+}
+
+// The order of the live block at `off`, used as a size: the map byte is live at an order the
+// arena has, aligned, inside the arena, and no block starts at off + 2^m (m < order), where
+// a block of a smaller true order would have its buddy (a map byte whose order bits grew
+// would otherwise free, or hand a client, its neighbours). O(order) map bytes.
+unsigned buddy_heap::live_order(std::uint64_t off, const char* what, std::uint64_t slot) const {
+    const auto tag = planned_tag(off);
+    const unsigned k = tag & order_mask;
+    const auto context = [&] {
+        std::string text(what);
+        if (slot != no_slot) text.append(" ").append(std::to_string(slot));
+        return text;
+    };
+    if ((tag & ~order_mask) != live_tag || !block_fits(off, k))
+        damaged(context() + ": the block map says the block at offset " + hex(off) + " is " +
+                describe_tag(tag) + ", not a live block of an order this heap has, aligned to its size");
+    for (unsigned m = min_order; m < k; ++m)
+        if (const auto inner = off + (std::uint64_t{1} << m); planned_tag(inner) != 0)
+            damaged(context() + ": the block map says the live block at offset " + hex(off) + " has order " +
+                    std::to_string(k) + ", but " + describe_tag(planned_tag(inner)) + " starts inside it at " +
+                    hex(inner));
+    return k;
+}
+
+// At open and recover(): the log (armed_entries), then the heads and the slots as the
+// rollback will leave them (the log's before-images laid over the region in ws_). Reads
+// only; O(log^2 + orders + slots log slots), independent of the arena's size.
+void buddy_heap::check_region() {
+    clear_on_exit guard{ws_};
+    ws_.clear();
+    const auto armed = log_.armed_entries(geometry_);
+    for (auto i = armed.size(); i-- > 0;)
+        ws_.write(reinterpret_cast<std::uint64_t*>(base_ + armed[i].offset), armed[i].old);
+    for (unsigned k = 0; k < order_limit; ++k) check_head(k);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> named;  // block, slot
+    const auto arena_end = geometry_.arena_offset + geometry_.arena_size;
+    for (std::uint64_t i = 0; i < table_.count(); ++i) {
+        const auto v = ws_.read(table_.slot(i));
+        if (v == 0) continue;
+        const auto off = block_of(v);
+        const auto where = [&] { return "confirm slot " + std::to_string(i) + " holds " + hex(v); };
+        if (kind_of(v) != slot_kind::allocation && kind_of(v) != slot_kind::deallocation)
+            damaged(where() + ", whose kind (low two bits) is neither allocation (1) nor deallocation (2)");
+        if (off < geometry_.arena_offset || off >= arena_end || (off - geometry_.arena_offset) % granule != 0)
+            damaged(where() + ", which names no block start inside the arena");
+        const auto tag = planned_tag(off);
+        if ((tag & ~order_mask) != live_tag || !block_fits(off, tag & order_mask))
+            damaged(where() + ", which names offset " + hex(off) + ": the block map says it is " + describe_tag(tag) +
+                    " (a pending block is a live one)");
+        named.emplace_back(off, i);
+    }
+    std::sort(named.begin(), named.end());
+    for (std::size_t i = 1; i < named.size(); ++i)
+        if (named[i].first == named[i - 1].first)
+            damaged("confirm slots " + std::to_string(named[i - 1].second) + " and " + std::to_string(named[i].second) +
+                    " both name the block at offset " + hex(named[i].first));
 }
 
 // ---- operations --------------------------------------------------------------------------
@@ -285,19 +447,28 @@ void* buddy_heap::allocate(std::size_t bytes) {
                                  "confirm_allocation / confirm_deallocation first, or create the heap with "
                                  "more confirm_slots");
 
-    // REQUEST (Alg 5.12): unlink the first free block of order j...
+    // Validate what the hand-out reads before planning a write: the head is a free block
+    // of order j inside the arena with no prev, its next (if any) one whose prev is the
+    // head, and no block starts where the split puts the upper halves.
+    clear_on_exit guard_plan{ws_};
     ws_.clear();
     const auto block = *head(j);
-    const auto next = ws_.read(&links(block)->next);
+    check_unlink(block, j);
+    for (unsigned m = j; m-- > k;)
+        if (const auto inner = block + (std::uint64_t{1} << m); map_tag(inner) != 0)
+            damaged(list_name(j) + ": its head " + hex(block) + " is a free block of order " + std::to_string(j) +
+                    ", but the block map says " + describe_tag(map_tag(inner)) + " starts inside it at " + hex(inner));
+
+    // REQUEST (Alg 5.12): unlink the first free block of order j...
+    const auto next = links(block)->next;
     ws_.write(head(j), next);
     if (next) ws_.write(&links(next)->prev, 0);
-    // ...split it down to order k, pushing each upper half on its free list...
+    // ...split it down to order k, each upper half becoming the only block of its list (the
+    // lists of orders k..j-1 are empty: the search above passed them)...
     for (unsigned m = j; m-- > k;) {
         const auto buddy = block + (std::uint64_t{1} << m);
-        const auto first = ws_.read(head(m));
-        ws_.write(&links(buddy)->next, first);
+        ws_.write(&links(buddy)->next, 0);
         ws_.write(&links(buddy)->prev, 0);
-        if (first) ws_.write(&links(first)->prev, buddy);
         ws_.write(head(m), buddy);
         plan_tag(buddy, static_cast<std::uint8_t>(free_tag | m));
     }
@@ -410,14 +581,18 @@ void buddy_heap::confirm_deallocation(void* p) {
 
 // RELEASE (Alg 5.13) of the live block at `off`, clearing `slot` in the same undo-logged step.
 void buddy_heap::release_locked(std::uint64_t off, std::uint64_t slot) {
-    const auto tag = map_tag(off);
-    if (!(tag & live_tag))
-        throw heap_error("buddy heap: confirm slot " + std::to_string(slot) + " names offset " +
-                         std::to_string(off) + ", which is not a live block: the heap is damaged");
+    clear_on_exit guard_plan{ws_};
     ws_.clear();
+    plan_release(off, slot);
+    log_.commit(op_kind::release, ws_);  // LP/PP
+}
+
+// Plans the RELEASE of `off` on top of what ws_ holds, validating each block it reads (the
+// released block's order, each buddy it unlinks, the head it pushes on) before using it.
+void buddy_heap::plan_release(std::uint64_t off, std::uint64_t slot) {
     const auto arena = geometry_.arena_offset;
     auto cur = off;
-    unsigned m = tag & order_mask;
+    unsigned m = live_order(off, "releasing the block of confirm slot", slot);
     plan_tag(off, 0);
     // Merge with free buddies upward.
     while (m < geometry_.max_order) {
@@ -425,6 +600,7 @@ void buddy_heap::release_locked(std::uint64_t off, std::uint64_t slot) {
         if (rel + (std::uint64_t{1} << m) > geometry_.arena_size) break;  // no buddy inside the arena
         const auto buddy = arena + rel;
         if (planned_tag(buddy) != (free_tag | m)) break;
+        check_unlink(buddy, m);
         const auto prev = ws_.read(&links(buddy)->prev);
         const auto next = ws_.read(&links(buddy)->next);
         if (prev)
@@ -437,6 +613,7 @@ void buddy_heap::release_locked(std::uint64_t off, std::uint64_t slot) {
         ++m;
     }
     // Insert the merged block at the head of its list.
+    check_head(m);
     const auto first = ws_.read(head(m));
     ws_.write(&links(cur)->next, first);
     ws_.write(&links(cur)->prev, 0);
@@ -444,7 +621,6 @@ void buddy_heap::release_locked(std::uint64_t off, std::uint64_t slot) {
     ws_.write(head(m), cur);
     plan_tag(cur, static_cast<std::uint8_t>(free_tag | m));
     ws_.write(table_.slot(slot), 0);
-    log_.commit(op_kind::release, ws_);  // LP/PP
 }
 
 }  // namespace ferrite::alloc

@@ -1,6 +1,7 @@
 // Geometry and identity checksum of a heap region (see ferrite/alloc/heap_layout.hpp).
 #include "ferrite/alloc/heap_layout.hpp"
 
+#include <cstddef>
 #include <cstring>
 
 #include "ferrite/alloc/confirm_table.hpp"
@@ -41,6 +42,16 @@ std::uint64_t identity_checksum(const heap_identity& id) noexcept {
         h *= 0x100000001b3ull;
     }
     return h;
+}
+
+bool loggable_word(const heap_geometry& g, std::uint64_t off) noexcept {
+    if (off % 8 != 0) return false;
+    const auto heads = offsetof(heap_header, free_heads);
+    if (off >= heads + 8 * min_order && off <= heads + 8 * g.max_order) return true;
+    if (off >= g.slots_offset && off - g.slots_offset < 8 * g.slot_count) return true;
+    if (off >= g.map_offset && off - g.map_offset < align_up(g.arena_size / granule, 8)) return true;
+    return off >= g.arena_offset && off - g.arena_offset < g.arena_size &&
+           (off - g.arena_offset) % granule < sizeof(free_links);
 }
 
 }  // namespace ferrite::alloc

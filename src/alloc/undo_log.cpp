@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/primitives.hpp"
@@ -18,6 +19,12 @@ bool line_seen(std::uint64_t i, Addr&& addr) noexcept {
     for (std::uint64_t j = 0; j < i; ++j)
         if (reinterpret_cast<std::uintptr_t>(addr(j)) / pmem::cache_line_size == line) return true;
     return false;
+}
+
+std::string hex(std::uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
 }
 
 }  // namespace
@@ -76,30 +83,44 @@ void undo_log::commit(op_kind kind, write_set& ws) noexcept {
     ws.clear();
 }
 
-void undo_log::rollback(std::uint64_t region_size) {
+std::span<const log_entry> undo_log::armed_entries(const heap_geometry& g) const {
     const auto tag = control_->tag;
-    if (tag == 0) return;
+    if (tag == 0) return {};
     const auto kind = tag & 0x7f;
     const auto half = tag >> 7 & 1;
     const auto n = tag >> 8;
     if ((kind != static_cast<std::uint64_t>(op_kind::request) &&
          kind != static_cast<std::uint64_t>(op_kind::release)) ||
         n == 0 || n > capacity_)
-        throw heap_error("heap undo log is damaged (tag " + std::to_string(tag) +
-                         "): this is not a heap written by ferrite, or its memory was overwritten; "
-                         "restore the pool from a backup");
+        throw heap_error("buddy heap is damaged: its undo log's control word is " + hex(tag) +
+                         " (kind " + std::to_string(kind) + ", " + std::to_string(n) +
+                         " entries; an operation is kind 1 or 2 with 1.." + std::to_string(capacity_) +
+                         "); nothing was changed: restore the pool from a copy");
     const auto* entries = entries_ + half * capacity_;
-    // Operations change the free-list heads, the slots, the map and free blocks: never the
-    // identity or the log itself.
-    const auto log_offset = static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(control_) - base_);
-    const auto log_end = static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(entries_ + 2 * capacity_) - base_);
+    // Operations change the free-list heads, the slots, the map and the links of free
+    // blocks: never the identity, the log itself or padding; and each word once.
     for (std::uint64_t i = 0; i < n; ++i) {
         const auto off = entries[i].offset;
-        if (off % 8 != 0 || off < offsetof(heap_header, free_heads) || off + 8 > region_size ||
-            (off >= log_offset && off < log_end))
-            throw heap_error("heap undo log entry " + std::to_string(i) + " points outside the heap (offset " +
-                             std::to_string(off) + "): the heap is damaged; restore the pool from a backup");
+        if (!loggable_word(g, off))
+            throw heap_error("buddy heap is damaged: undo log entry " + std::to_string(i) + " of " +
+                             std::to_string(n) + " names offset " + hex(off) +
+                             ", which no heap operation writes (outside the heap, misaligned, in its "
+                             "header or in the log); nothing was changed: restore the pool from a copy");
+        for (std::uint64_t j = 0; j < i; ++j)
+            if (entries[j].offset == off)
+                throw heap_error("buddy heap is damaged: undo log entries " + std::to_string(j) + " and " +
+                                 std::to_string(i) + " both name offset " + hex(off) +
+                                 "; nothing was changed: restore the pool from a copy");
     }
+    return {entries, n};
+}
+
+void undo_log::rollback(const heap_geometry& g) {
+    const auto armed = armed_entries(g);  // throws, writing nothing, if the log is damaged
+    if (armed.empty()) return;
+    const auto* entries = armed.data();
+    const auto n = armed.size();
+    const auto half = control_->tag >> 7 & 1;
     for (std::uint64_t i = n; i-- > 0;) {
         auto* word = reinterpret_cast<std::uint64_t*>(base_ + entries[i].offset);
         *word = entries[i].old;

@@ -52,7 +52,8 @@
 //              both steps in one store, so replacing a block never waits for a free slot.
 //   confirm_deallocation: RELEASE under the undo log (merge, map, insert, slot := empty);
 //              LP/PP: the log's commit.
-//   recover(): roll an armed log back (undo_log.hpp); reserve the slots in use. The
+//   recover(): validate (below), then roll an armed log back (undo_log.hpp); reserve the
+//              slots in use. The
 //              cleared log tag is written back by the next confirm-slot store (whose own
 //              pfence makes it durable first) or replaced by the next operation's tag.
 //   Every operation ends with a pfence, so nothing it did can reach the media after a store
@@ -62,10 +63,49 @@
 //   Repeated calls after a crash are harmless: deallocate of a block already pending
 //   deallocation and confirm_* of a block with no slot of that kind do nothing.
 //
+// Validation: nothing read from the region is trusted (a damaged or hostile pool file must
+// not make the heap hand a live block out twice, or write outside the region or into other
+// objects). Every value is checked before it is used as a size, an offset or a pointer, and
+// every check runs before the operation plans its first write: a failed one throws
+// heap_error (a damaged_pool of kind damaged_heap) naming the list, slot or offset and what
+// is wrong, and leaves every byte of the region unchanged.
+//   open():     header (magic, version, checksum, geometry); the undo log (control word:
+//               known kind, 1..capacity entries; each entry a word an operation can write,
+//               none twice); then, as the log's rollback would leave them, every free-list
+//               head (0, or a block in the arena aligned to its order, free at that order in
+//               the map, with no prev; 0 for orders the arena lacks) and every confirm slot
+//               (empty, or a known kind naming a granule-aligned block start that the map
+//               says is live; no block named twice). O(log^2 + orders + slots log slots),
+//               independent of the arena's size: the lists' interiors and the map are not
+//               walked.
+//   recover():  the same again, before the rollback writes anything.
+//   allocate:   the block taken from list j: in the arena, aligned to 2^j from its start,
+//               fits, map byte free|j, no prev; its next 0 or a block passing the same
+//               checks whose prev names it; no block starts where the split puts the upper
+//               halves. O(1) beyond the split itself: the next block's map byte is the
+//               only word read that the operation does not write anyway.
+//   release (confirm_deallocation, finish_recovery): the released block's map byte is
+//               live at an order the arena has, aligned, inside it, and no block starts at
+//               off + 2^m for m below that order (one byte per order: a grown order would
+//               free the neighbours); each buddy merged: map byte free|m, the head exactly if
+//               it has no prev, prev and next free blocks of order m whose links name it
+//               back; the head it is pushed in front of: free at its order, no prev. O(1) per
+//               level besides the released block's O(order) bytes. finish_recovery plans
+//               every release first (one write set), so it too throws before any write.
+//   state(), deallocate, confirm_*, block_size(): the pointer's map byte decodes to a block
+//               of this heap (heap_error otherwise; usage_error for a pointer that is no block
+//               start); they write only a slot, or release through the checks above.
+//   check():   walks everything, every offset validated before it is dereferenced, each
+//               walk bounded by the arena's block count: it ends on any bytes.
+// Lists are checked where they are used, not at open (that would cost O(arena)): a damaged
+// link deep in a list throws when the hand-out or merge reaches it. What no check can tell
+// apart from a real state is left: a slot naming a live block as a pending deallocation (the
+// client that holds it must notice), a block leaked by a damaged link (check() reports it).
+//
 // Errors: bad input throws and leaves the heap unchanged: usage_error for size 0, a size
 // beyond max_allocation(), a pointer that is not a live block of this heap, a double free;
 // out_of_memory (a std::bad_alloc) when no block is big enough; confirm_table_full; and
-// heap_error when open() finds no valid heap.
+// heap_error when open() finds no valid heap or any operation finds it damaged.
 #pragma once
 
 #include <cstddef>
@@ -99,8 +139,9 @@ public:
     // usage_error if the range is outside the pool or too small for one block.
     static buddy_heap create(pmem::pool& p, std::uint64_t offset, std::uint64_t size,
                              heap_options options = {});
-    // Open the heap created at `offset`. Validates the header (heap_error on anything else);
-    // call recover() before changing it. A read-only pool can be opened for usage()/check().
+    // Open the heap created at `offset`. Validates the header, the log, the free-list heads
+    // and the confirm slots (heap_error on anything else; see "Validation"); call recover()
+    // before changing it. A read-only pool can be opened for usage()/check().
     static buddy_heap open(pmem::pool& p, std::uint64_t offset);
     // The same over plain memory (a region the caller maps and keeps; tests, embedding).
     static buddy_heap create_in(void* region, std::uint64_t size, heap_options options = {});
@@ -184,11 +225,22 @@ private:
     void plan_tag(std::uint64_t off, std::uint8_t tag);
     // Heap offset of p if it lies in the arena on a granule boundary, else 0.
     std::uint64_t arena_offset_of(const void* p) const noexcept;
-    block_state state_locked(std::uint64_t off) const noexcept;
+    block_state state_locked(std::uint64_t off) const;
     void confirm_allocation_locked(void* p);
     void deallocate_locked(void* p);
     void require_writable(const char* what) const;
     void release_locked(std::uint64_t off, std::uint64_t slot);
+    void plan_release(std::uint64_t off, std::uint64_t slot);
+
+    // Validation of what the region holds, before it is used (see "Validation" above).
+    // Reads go through ws_ (the operation planned so far, or recover()'s overlay of the
+    // log's before-images); each throws heap_error saying what is wrong, and writes nothing.
+    bool block_fits(std::uint64_t off, unsigned k) const noexcept;
+    void require_free_block(std::uint64_t off, unsigned k, const char* role, std::uint64_t of) const;
+    void check_head(unsigned k) const;
+    void check_unlink(std::uint64_t off, unsigned k) const;
+    unsigned live_order(std::uint64_t off, const char* what, std::uint64_t slot) const;
+    void check_region();
     heap_usage usage_locked() const;
     std::string describe(const void* p) const;
 

@@ -108,4 +108,10 @@ heap_geometry compute_geometry(std::uint64_t region_size, std::uint64_t slot_cou
 
 std::uint64_t identity_checksum(const heap_identity&) noexcept;
 
+// Whether a heap operation can change the 8-byte word at heap offset `off` (so an undo-log
+// entry may name it): a free-list head of an order the arena has, a confirm slot, a word of
+// the block map, or the next/prev link at the start of a granule of the arena. Never the
+// identity, the log itself or padding.
+bool loggable_word(const heap_geometry& g, std::uint64_t off) noexcept;
+
 }  // namespace ferrite::alloc

@@ -23,7 +23,8 @@
 //     4. tag := none; pwb; pfence                     LP/PP: committed
 //   Each commit writes the half the previous armed tag did not name, so a tag still armed
 //   in the media (a rollback's clear not yet durable) never names entries being rewritten.
-//   rollback(): if the tag is armed, write the before-images back in reverse order, pwb
+//   rollback(): if the tag is armed, validate every entry first (armed_entries: a damaged
+//   log writes nothing), then write the before-images back in reverse order, pwb
 //   each line, pfence (PP), then tag := none in the cache only: a crash before it is
 //   durable rolls back again, which is idempotent while nothing in the entries' reach has
 //   changed durably; the next commit replaces the tag, and the next confirm-slot store
@@ -34,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,9 +82,15 @@ public:
     // Make the planned writes durable, all or nothing (steps 1-4 above). Clears `ws`.
     void commit(op_kind kind, write_set& ws) noexcept;
 
-    // Roll a half-done operation back (no-op if none is armed). Throws heap_error if the
-    // log holds something no operation could have written (a damaged heap).
-    void rollback(std::uint64_t region_size);
+    // The entries of the armed operation (empty if none is armed), after checking that the
+    // log holds what commit() could have written: a known kind, 1..capacity entries, each
+    // naming a word an operation can change (loggable_word), no word twice. Throws
+    // heap_error otherwise (a damaged heap). Reads only; O(count^2), count <= capacity.
+    std::span<const log_entry> armed_entries(const heap_geometry& g) const;
+    // Roll a half-done operation back (no-op if none is armed). Validates the whole log
+    // (armed_entries) before it writes anything: a damaged log throws heap_error and leaves
+    // the region unchanged.
+    void rollback(const heap_geometry& g);
     // Before a store outside the log (a confirm slot) after a rollback: write the cleared
     // tag back, to become durable with the caller's pfence (see the header comment).
     void flush_clear() noexcept;
