@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/error.hpp"
 
 namespace ferrite::alloc {
 
@@ -82,9 +83,14 @@ std::vector<std::string> buddy_heap::check() const {
     };
     const auto& g = geometry_;
     const auto arena_end = g.arena_offset + g.arena_size;
-    if (log_.armed() != op_kind::none)
-        add("an operation was interrupted and not rolled back (undo log armed with " +
-            std::to_string(log_.armed_count()) + " words): open read-write and call recover()");
+    try {
+        (void)log_.armed_entries(g);  // the tag and every entry: O(log)
+        if (log_.armed() != op_kind::none)
+            add("an operation was interrupted and not rolled back (undo log armed with " +
+                std::to_string(log_.armed_count()) + " words): open read-write and call recover()");
+    } catch (const heap_error& e) {
+        add(std::string("undo log: ") + e.what());
+    }
 
     // 1. The map tiles the arena with aligned blocks.
     std::unordered_map<std::uint64_t, unsigned> free_in_map;  // offset -> order
@@ -124,32 +130,39 @@ std::vector<std::string> buddy_heap::check() const {
     }
 
     // 2. Free lists: in range, aligned, linked both ways, agreeing with the map, acyclic.
+    // Every offset is validated before its links are read; a walk stops at the first block
+    // seen before (a cycle, or lists sharing blocks) and after at most the number of blocks
+    // of its order the arena can hold, so it ends on any bytes: O(arena / granule) in all.
     std::unordered_set<std::uint64_t> on_lists;
-    const auto max_nodes = g.arena_size / granule + 1;
     for (unsigned k = 0; k < order_limit; ++k) {
         auto off = *head(k);
         if (off != 0 && (k < min_order || k > g.max_order)) {
             add("free list of order " + std::to_string(k) + " is not empty, but the heap has no such order");
             continue;
         }
+        const auto size = std::uint64_t{1} << k;
+        const auto max_nodes = g.arena_size / size;
         std::uint64_t prev = 0, steps = 0;
         while (off != 0) {
-            const auto where = "free list " + std::to_string(k) + ": block at offset " + std::to_string(off);
-            if (++steps > max_nodes) {
-                add("free list " + std::to_string(k) + " has a cycle");
+            const auto where = [&] { return "free list " + std::to_string(k) + ": block at offset " + std::to_string(off); };
+            if (off < g.arena_offset || off >= arena_end || (off - g.arena_offset) % size != 0 ||
+                size > arena_end - off) {
+                add(where() + " is outside the arena or not aligned to its size");
                 break;
             }
-            if (off < g.arena_offset || off >= arena_end || (off - g.arena_offset) % (std::uint64_t{1} << k) != 0 ||
-                off - g.arena_offset + (std::uint64_t{1} << k) > g.arena_size) {
-                add(where + " is outside the arena or not aligned to its size");
+            if (!on_lists.insert(off).second) {
+                add(where() + " is on a free list twice (the list has a cycle or shares blocks with another)");
+                break;
+            }
+            if (++steps > max_nodes) {  // cannot happen without a repeat; a bound all the same
+                add("free list " + std::to_string(k) + " is longer than the arena has blocks of its order");
                 break;
             }
             const auto it = free_in_map.find(off);
             if (it == free_in_map.end() || it->second != k)
-                add(where + " is not marked free at order " + std::to_string(k) + " in the map");
-            if (!on_lists.insert(off).second) add(where + " is on a free list twice");
+                add(where() + " is not marked free at order " + std::to_string(k) + " in the map");
             if (links(off)->prev != prev)
-                add(where + " has prev " + std::to_string(links(off)->prev) + ", expected " + std::to_string(prev));
+                add(where() + " has prev " + std::to_string(links(off)->prev) + ", expected " + std::to_string(prev));
             prev = off;
             off = links(off)->next;
         }
