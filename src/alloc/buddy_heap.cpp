@@ -151,12 +151,21 @@ heap_geometry buddy_heap::validate(const std::byte* base, std::uint64_t availabl
         throw heap_error("no ferrite heap here: " + std::to_string(available) +
                          " bytes cannot hold a heap header; pass the offset the heap was created at");
     const auto& id = reinterpret_cast<const heap_header*>(base)->identity;
+    // A wrong magic or version is damage too when the rest of the identity checks out.
     if (id.magic != heap_magic)
         throw heap_error("no ferrite heap here (magic " + hex(id.magic) +
-                         "): pass the offset the heap was created at, or create one with buddy_heap::create");
+                         "): pass the offset the heap was created at, or create one with buddy_heap::create" +
+                         (id.checksum == identity_checksum(id)
+                              ? "; the rest of a heap header is here: if this is its offset, the header is "
+                                "damaged: restore the pool from a copy"
+                              : ""));
     if (id.version != heap_format_version)
         throw heap_error("heap format version " + std::to_string(id.version) + " is not supported (this is " +
-                         std::to_string(heap_format_version) + "); use the ferrite release that created it");
+                         std::to_string(heap_format_version) + "); use the ferrite release that created it" +
+                         (id.checksum != identity_checksum(id)
+                              ? ", or, as its checksum does not match, the header is damaged: restore the "
+                                "pool from a copy"
+                              : ""));
     if (id.checksum != identity_checksum(id))
         throw heap_error("heap header checksum mismatch: the header was overwritten; restore the pool "
                          "from a copy");
