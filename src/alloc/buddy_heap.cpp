@@ -346,7 +346,7 @@ void buddy_heap::check_head(unsigned k) const {
 // the head exactly when it has no prev, and its neighbours are free blocks of order k whose
 // links name it back. O(1): the words the unlink writes, and two map bytes.
 void buddy_heap::check_unlink(std::uint64_t off, unsigned k) const {
-    require_free_block(off, k, "block", 0);
+    require_free_block(off, k, "the block being unlinked", 0);
     const auto prev = ws_.read(&links(off)->prev);
     const auto next = ws_.read(&links(off)->next);
     const auto first = ws_.read(head(k));

@@ -13,8 +13,9 @@
 // change nothing: at most slot_count (de)allocations can be unconfirmed at once.
 //
 // Crash consistency
-//   persistent: the slot words. Invariant (checked by buddy_heap::check): a non-empty slot
-//   names a live block, and no block is named twice.
+//   persistent: the slot words. Invariant (checked by buddy_heap::check, and validated at
+//   open and recover() before anything is written: buddy_heap.hpp, "Validation"): a
+//   non-empty slot is of a known kind and names a live block, and no block is named twice.
 //   * Setting an allocation slot is one of the words of the allocating REQUEST, and clearing
 //     a deallocation slot one of the words of the freeing RELEASE (undo_log.hpp): a block and
 //     its slot change together or not at all.

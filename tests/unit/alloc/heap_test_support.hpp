@@ -52,6 +52,29 @@ inline heap_snapshot snapshot(const ferrite::alloc::buddy_heap& h) {
     return s;
 }
 
+// The words of a heap region, by name, to damage them in tests (the layout of heap_layout.hpp).
+struct raw_heap {
+    std::byte* base;
+    ferrite::alloc::heap_geometry g;
+
+    std::uint64_t& head(unsigned k) const { return reinterpret_cast<ferrite::alloc::heap_header*>(base)->free_heads[k]; }
+    ferrite::alloc::free_links& links(std::uint64_t off) const {
+        return *reinterpret_cast<ferrite::alloc::free_links*>(base + off);
+    }
+    std::uint8_t& map(std::uint64_t off) const {
+        return reinterpret_cast<std::uint8_t*>(base + g.map_offset)[(off - g.arena_offset) / ferrite::alloc::granule];
+    }
+    std::uint64_t& slot(std::uint64_t i) const { return reinterpret_cast<std::uint64_t*>(base + g.slots_offset)[i]; }
+    std::uint64_t& tag() const { return *reinterpret_cast<std::uint64_t*>(base + g.log_offset); }
+    ferrite::alloc::log_entry& entry(std::uint64_t half, std::uint64_t i) const {
+        return reinterpret_cast<ferrite::alloc::log_entry*>(base + g.log_offset + 64)[half * g.log_capacity + i];
+    }
+    std::uint64_t offset_of(const void* p) const {
+        return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - base);
+    }
+    std::uint64_t offset_of(const std::uint64_t& word) const { return offset_of(static_cast<const void*>(&word)); }
+};
+
 inline std::string join(const std::vector<std::string>& v) {
     std::string out;
     for (const auto& s : v) out += s + "\n";
