@@ -265,9 +265,10 @@ void catalog::validate_object(const alloc::directory_entry& e,
     try {
         switch (kind) {
             case object_kind::vector: {
-                auto* h = containers::vector_header_at(*pool_, e.anchor);
-                blocks.emplace_back(h, name);
-                if (h->data != 0) blocks.emplace_back(pool_->base() + h->data, name);
+                // Every header word, and the element shape the entry records (the header's own).
+                (void)containers::validate_vector(*pool_, *heap_, e.anchor, {e.element_size, e.element_align});
+                for (const auto off : containers::vector_owned_blocks(*pool_, *heap_, e.anchor))
+                    blocks.emplace_back(pool_->base() + off, name);
                 break;
             }
             case object_kind::dfc_stack:
