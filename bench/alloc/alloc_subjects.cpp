@@ -87,7 +87,7 @@ persistent_heap::persistent_heap()
     auto* root = static_cast<std::byte*>(pool_.root_bytes(words_bytes + heap_bytes, 64));
     words_ = reinterpret_cast<client_word*>(root);
     const auto offset = static_cast<std::uint64_t>(root + words_bytes - pool_.base());
-    heap_ = std::make_unique<alloc::buddy_heap>(alloc::buddy_heap::create(pool_, offset, heap_bytes));
+    heap_.reset(new alloc::buddy_heap(alloc::buddy_heap::create(pool_, offset, heap_bytes)));
 }
 
 persistent_heap::~persistent_heap() {
@@ -104,8 +104,8 @@ dram_heap::dram_heap() {
     if (!region_) throw std::bad_alloc();
     std::memset(region_, 0, words_bytes);
     words_ = static_cast<client_word*>(region_);
-    heap_ = std::make_unique<alloc::buddy_heap>(
-        alloc::buddy_heap::create_in(static_cast<std::byte*>(region_) + words_bytes, heap_bytes));
+    heap_.reset(new alloc::buddy_heap(
+        alloc::buddy_heap::create_in(static_cast<std::byte*>(region_) + words_bytes, heap_bytes)));
 }
 
 dram_heap::~dram_heap() {

@@ -55,7 +55,7 @@ unsigned order_for(std::size_t bytes) noexcept {
     return floor_log2(bytes - 1) + 1;
 }
 
-void check_pool_range(const pmem::pool& p, std::uint64_t offset, std::uint64_t size, const char* what) {
+void check_pool_range(const pmem::pool_ref& p, std::uint64_t offset, std::uint64_t size, const char* what) {
     if (offset % 64 != 0)
         throw usage_error(std::string(what) + ": heap offset " + std::to_string(offset) +
                           " is not 64-byte aligned; place the heap on a cache-line boundary");
@@ -85,11 +85,9 @@ buddy_heap::buddy_heap(std::byte* base, const heap_geometry& g, bool read_only, 
       log_(base, reinterpret_cast<log_control*>(base + g.log_offset),
            reinterpret_cast<log_entry*>(base + g.log_offset + sizeof(log_control)), g.log_capacity),
       table_(reinterpret_cast<std::uint64_t*>(base + g.slots_offset), g.slot_count),
-      ws_(g.log_capacity), reserved_(g.slot_count, 0) {}
-
-buddy_heap::buddy_heap(buddy_heap&& o) noexcept
-    : base_(o.base_), geometry_(o.geometry_), read_only_(o.read_only_), phase_(o.phase_),
-      log_(o.log_), table_(o.table_), ws_(std::move(o.ws_)), reserved_(std::move(o.reserved_)) {}
+      ws_(g.log_capacity), reserved_(g.slot_count, 0) {
+    if (ph == phase::needs_recovery) check_region();  // the log, the heads and the slots: O(log + orders + slots)
+}
 
 void buddy_heap::format(std::byte* base, const heap_geometry& g) {
     // Everything but the magic, durable; then the magic (commit point of create).
@@ -120,7 +118,7 @@ void buddy_heap::format(std::byte* base, const heap_geometry& g) {
     pmem::pfence();  // PP: ...before the magic says there is one
 }
 
-buddy_heap buddy_heap::create_in(void* region, std::uint64_t size, heap_options options) {
+heap_geometry buddy_heap::format_new(void* region, std::uint64_t size, heap_options options) {
     if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
         throw usage_error("buddy_heap::create: the region must be 64-byte aligned");
     if (options.confirm_slots == 0)
@@ -131,19 +129,24 @@ buddy_heap buddy_heap::create_in(void* region, std::uint64_t size, heap_options 
         throw usage_error("buddy_heap::create: a region of " + std::to_string(size) + " bytes with " +
                           std::to_string(options.confirm_slots) +
                           " confirm slots leaves no room for a 64-byte block; give it more bytes");
-    auto* base = static_cast<std::byte*>(region);
-    format(base, g);
-    return buddy_heap(base, g, false, phase::running);
+    format(static_cast<std::byte*>(region), g);
+    return g;
 }
 
-buddy_heap buddy_heap::create(pmem::pool& p, std::uint64_t offset, std::uint64_t size, heap_options options) {
+buddy_heap buddy_heap::create_in(void* region, std::uint64_t size, heap_options options) {
+    const auto g = format_new(region, size, options);
+    return buddy_heap(static_cast<std::byte*>(region), g, false, phase::running);
+}
+
+buddy_heap buddy_heap::create(const pmem::pool_ref& p, std::uint64_t offset, std::uint64_t size, heap_options options) {
     if (p.read_only()) throw usage_error("buddy_heap::create: the pool is open read-only");
     check_pool_range(p, offset, size, "buddy_heap::create");
-    auto heap = create_in(p.base() + offset, size, options);
+    auto* region = p.base() + offset;
+    const auto g = format_new(region, size, options);
     // The first heap of a pool becomes the pool's heap (found by `ferrite pool info/check`),
     // registered only once it is formatted and durable.
     if (p.heap_offset() == 0) p.register_heap(offset);
-    return heap;
+    return buddy_heap(region, g, false, phase::running);
 }
 
 heap_geometry buddy_heap::validate(const std::byte* base, std::uint64_t available) {
@@ -183,13 +186,10 @@ buddy_heap buddy_heap::open_in(void* region, std::uint64_t size, bool read_only)
     if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
         throw usage_error("buddy_heap::open: the region must be 64-byte aligned");
     auto* base = static_cast<std::byte*>(region);
-    const auto g = validate(base, size);
-    buddy_heap heap(base, g, read_only, phase::needs_recovery);
-    heap.check_region();  // the log, the heads and the slots: O(log + orders + slots)
-    return heap;
+    return buddy_heap(base, validate(base, size), read_only, phase::needs_recovery);  // checks the region
 }
 
-buddy_heap buddy_heap::open(pmem::pool& p, std::uint64_t offset) {
+buddy_heap buddy_heap::open(const pmem::pool_ref& p, std::uint64_t offset) {
     check_pool_range(p, offset, 0, "buddy_heap::open");
     return open_in(p.base() + offset, p.size() - offset, p.read_only());
 }

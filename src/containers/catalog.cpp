@@ -34,7 +34,7 @@ namespace {
 // A heap opened after a restart refuses every change until its recover() ran: the catalog
 // needs that much (its recover() runs between the heap's recover() and finish_recovery()).
 // (Read-only pools are only read.)
-alloc::buddy_heap& recovery_started(pmem::pool& pool, alloc::buddy_heap& heap) {
+alloc::buddy_heap& recovery_started(const pmem::pool_ref& pool, alloc::buddy_heap& heap) {
     pool.require_open("catalog");
     if (!pool.read_only() && heap.needs_recovery())
         throw usage_error("the heap of '" + pool.path().string() +
@@ -56,7 +56,7 @@ void unregister_catalog(const void* key) {
     registry().erase(key);
 }
 
-std::unique_ptr<const void, void (*)(const void*)> register_catalog(const pmem::pool& pool) {
+std::unique_ptr<const void, void (*)(const void*)> register_catalog(const pmem::pool_ref& pool) {
     std::lock_guard guard(registry_lock);
     if (!registry().insert(pool.identity_key()).second)
         throw usage_error("a catalog of '" + pool.path().string() +
@@ -91,14 +91,14 @@ std::string describe_stored(const alloc::directory_entry& e) {
 }
 }  // namespace
 
-catalog::catalog(pmem::pool& pool, heap_type& heap, alloc::directory_options options)
-    : pool_(&pool), heap_(&recovery_started(pool, heap)), registration_(register_catalog(pool)),
+catalog::catalog(const pmem::pool_ref& pool, heap_type& heap, alloc::directory_options options)
+    : pool_(pool), heap_(&recovery_started(pool, heap)), registration_(register_catalog(pool)),
       directory_(alloc::name_directory::open_or_create(pool, heap, options)) {}
 
 catalog::~catalog() = default;
 
 void catalog::require_recovered(std::string_view name) const {
-    pool_->require_open("catalog: open '" + std::string(name) + "'");
+    pool_.require_open("catalog: open '" + std::string(name) + "'");
     if (!heap_->recovery_finished())
         throw usage_error("catalog: cannot open '" + std::string(name) +
                           "' before the heap's recovery finished (heap.finish_recovery(), or recover_pool)");
@@ -109,13 +109,13 @@ alloc::directory_entry& catalog::entry_for(std::string_view name, const alloc::o
     if (auto* e = directory_.find(name)) {
         if (to_string(static_cast<object_kind>(e->kind)).empty())
             throw pool_error(pool_errc::unknown_kind,
-                             "'" + printable(name) + "' in '" + pool_->path().string() + "' is an object of kind " +
+                             "'" + printable(name) + "' in '" + pool_.path().string() + "' is an object of kind " +
                                  std::to_string(e->kind) +
                                  ", unknown to this version of ferrite (a pool written by a newer one); open it "
                                  "with that version");
         if (!e->type().accepts(type))
             throw pool_error(pool_errc::type_mismatch,
-                             "'" + printable(name) + "' in '" + pool_->path().string() + "' holds " +
+                             "'" + printable(name) + "' in '" + pool_.path().string() + "' holds " +
                                  describe_stored(*e) + "; asked for a " +
                                  std::string(to_string(static_cast<object_kind>(type.kind))) + " of " +
                                  readable_type_name(type_name) + " (" + std::to_string(type.element_size) +
@@ -158,18 +158,19 @@ std::shared_ptr<void> catalog::find_live(std::string_view name, std::type_index 
 // The heap block a DFC entry's anchor names, and its size. Throws ferrite::error if the
 // anchor names no allocated block (a damaged catalog).
 void* catalog::dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const {
-    void* region = pool_->base() + anchor;
+    void* region = pool_.base() + anchor;
     bytes = heap_->block_size(region);
     if (bytes == 0)
         throw_damaged(pool_errc::damaged_catalog, "catalog", name,
-                      "its entry names no allocated heap block in '" + pool_->path().string() +
+                      "its entry names no allocated heap block in '" + pool_.path().string() +
                           "'; restore the pool from a copy");
     return region;
 }
 
 void catalog::require_writable(std::string_view name) const {
-    if (pool_->read_only())
-        throw usage_error("catalog: cannot open '" + std::string(name) + "': '" + pool_->path().string() +
+    pool_.require_open("catalog: opening '" + printable(name) + "'");
+    if (pool_.read_only())
+        throw usage_error("catalog: cannot open '" + std::string(name) + "': '" + pool_.path().string() +
                           "' is open read-only (pool::inspect), where named objects can be listed, not "
                           "opened; open the pool with pool::open to use them");
 }
@@ -200,6 +201,7 @@ void catalog::recover_dfc(object_kind kind, std::string_view name, std::uint64_t
 }
 
 std::vector<object_info> catalog::list() const {
+    pool_.require_open("catalog::list");
     std::vector<object_info> out;
     for (const auto& e : directory_.entries()) {
         const auto known = to_string(static_cast<object_kind>(e.kind));
@@ -220,6 +222,7 @@ std::vector<object_info> catalog::list() const {
 }
 
 void catalog::validate() const {
+    pool_.require_open("catalog::validate");
     std::vector<std::pair<const void*, std::string>> blocks;
     directory_.validate();
     for (const void* b : directory_.blocks()) blocks.emplace_back(b, "the catalog");
@@ -229,12 +232,13 @@ void catalog::validate() const {
         if (blocks[i].first == blocks[i - 1].first)
             throw_damaged(pool_errc::damaged_catalog, "catalog", blocks[i].second,
                           "the heap block at pool offset " +
-                              std::to_string(static_cast<const std::byte*>(blocks[i].first) - pool_->base()) +
+                              std::to_string(static_cast<const std::byte*>(blocks[i].first) - pool_.base()) +
                               " belongs to it and to " + printable(blocks[i - 1].second) + " in '" +
-                              pool_->path().string() + "'; restore the pool from a backup");
+                              pool_.path().string() + "'; restore the pool from a backup");
 }
 
 std::vector<object_check> catalog::check_objects() const {
+    pool_.require_open("catalog::check_objects");
     directory_.validate();
     std::vector<object_check> out;
     for (const auto& e : directory_.entries()) {
@@ -257,7 +261,7 @@ void catalog::validate_object(const alloc::directory_entry& e,
     const std::string name(e.name_view());
     const auto kind = static_cast<object_kind>(e.kind);
     if (to_string(kind).empty())
-        throw pool_error(pool_errc::unknown_kind, "'" + printable(name) + "' in '" + pool_->path().string() +
+        throw pool_error(pool_errc::unknown_kind, "'" + printable(name) + "' in '" + pool_.path().string() +
                                                       "' is an object of kind " + std::to_string(e.kind) +
                                                       ", unknown to this version of ferrite; open the pool with "
                                                       "the version that wrote it");
@@ -266,9 +270,9 @@ void catalog::validate_object(const alloc::directory_entry& e,
         switch (kind) {
             case object_kind::vector: {
                 // Every header word, and the element shape the entry records (the header's own).
-                (void)containers::validate_vector(*pool_, *heap_, e.anchor, {e.element_size, e.element_align});
-                for (const auto off : containers::vector_owned_blocks(*pool_, *heap_, e.anchor))
-                    blocks.emplace_back(pool_->base() + off, name);
+                (void)containers::validate_vector(pool_, *heap_, e.anchor, {e.element_size, e.element_align});
+                for (const auto off : containers::vector_owned_blocks(pool_, *heap_, e.anchor))
+                    blocks.emplace_back(pool_.base() + off, name);
                 break;
             }
             case object_kind::dfc_stack:
@@ -285,6 +289,7 @@ void catalog::validate_object(const alloc::directory_entry& e,
 }
 
 void catalog::recover() {
+    pool_.require_open("catalog::recover");
     std::lock_guard guard(*lock_);
     validate();
     directory_.recover();
@@ -292,7 +297,7 @@ void catalog::recover() {
         if (e.anchor == 0) continue;  // named, never created: nothing to recover
         switch (static_cast<object_kind>(e.kind)) {
             case object_kind::vector:
-                containers::recover_vector(*pool_, *heap_, e.anchor);  // validates the header first
+                containers::recover_vector(pool_, *heap_, e.anchor);  // validates the header first
                 break;
             case object_kind::dfc_stack:
             case object_kind::dfc_queue:
@@ -303,7 +308,7 @@ void catalog::recover() {
     }
 }
 
-void catalog::recover_pool(pmem::pool& pool, heap_type& heap) {
+void catalog::recover_pool(const pmem::pool_ref& pool, heap_type& heap) {
     heap.recover();
     if (pool.catalog_offset() != 0) {
         catalog c(pool, heap);  // exists: only validates

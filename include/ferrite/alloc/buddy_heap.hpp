@@ -122,6 +122,7 @@
 
 namespace ferrite::pmem {
 class pool;
+class pool_ref;
 }
 
 namespace ferrite::alloc {
@@ -137,17 +138,20 @@ public:
     // pool's data area, e.g. inside its root) as an empty heap and open it. The pool's first
     // heap is registered in its header (pool::heap_offset), where tools find it. Throws
     // usage_error if the range is outside the pool or too small for one block.
-    static buddy_heap create(pmem::pool& p, std::uint64_t offset, std::uint64_t size,
+    static buddy_heap create(const pmem::pool_ref& p, std::uint64_t offset, std::uint64_t size,
                              heap_options options = {});
     // Open the heap created at `offset`. Validates the header, the log, the free-list heads
     // and the confirm slots (heap_error on anything else; see "Validation"); call recover()
     // before changing it. A read-only pool can be opened for usage()/check().
-    static buddy_heap open(pmem::pool& p, std::uint64_t offset);
+    static buddy_heap open(const pmem::pool_ref& p, std::uint64_t offset);
     // The same over plain memory (a region the caller maps and keeps; tests, embedding).
     static buddy_heap create_in(void* region, std::uint64_t size, heap_options options = {});
     static buddy_heap open_in(void* region, std::uint64_t size, bool read_only = false);
 
-    buddy_heap(buddy_heap&&) noexcept;
+    // Immovable: catalogs and structures keep a pointer to their heap, so a moved heap would
+    // leave them dangling. The factories return it by guaranteed copy elision
+    // (`auto h = buddy_heap::open(...)`, `new buddy_heap(buddy_heap::open(...))`).
+    buddy_heap(buddy_heap&&) = delete;
     buddy_heap& operator=(buddy_heap&&) = delete;
     buddy_heap(const buddy_heap&) = delete;
     buddy_heap& operator=(const buddy_heap&) = delete;
@@ -209,9 +213,12 @@ public:
 private:
     enum class phase : std::uint8_t { needs_recovery, clients_recovering, running };
 
+    // An opened heap (ph = needs_recovery) checks its region first (check_region()).
     buddy_heap(std::byte* base, const heap_geometry& g, bool read_only, phase ph);
     static heap_geometry validate(const std::byte* base, std::uint64_t available);
     static void format(std::byte* base, const heap_geometry& g);
+    // create's checks of region and options, then format: the new heap's geometry.
+    static heap_geometry format_new(void* region, std::uint64_t size, heap_options options);
 
     heap_header* header() const noexcept { return reinterpret_cast<heap_header*>(base_); }
     std::uint64_t* head(unsigned order) const noexcept { return &header()->free_heads[order]; }

@@ -90,7 +90,7 @@ public:
     // heap was opened but its recover() not called (recover_pool first), or if another
     // catalog over this pool is alive in the process; damaged_pool for a damaged catalog;
     // std::bad_alloc if the heap has no room for it.
-    catalog(pmem::pool& pool, heap_type& heap, alloc::directory_options options = {});
+    catalog(const pmem::pool_ref& pool, heap_type& heap, alloc::directory_options options = {});
     ~catalog();
     catalog(const catalog&) = delete;
     catalog& operator=(const catalog&) = delete;
@@ -113,8 +113,8 @@ public:
         auto& entry = entry_for(name, type, persistent_name_of<T>());
         auto v = guarded(entry, [&] {
             return std::make_shared<vector_type>(
-                entry.anchor == 0 ? vector_type::create(*pool_, *heap_, entry.anchor, initial_capacity, opts)
-                                  : vector_type::open(*pool_, *heap_, entry.anchor, opts));
+                entry.anchor == 0 ? vector_type::create(pool_, *heap_, entry.anchor, initial_capacity, opts)
+                                  : vector_type::open(pool_, *heap_, entry.anchor, opts));
         });
         live_.insert_or_assign(std::string(name), live_object{v, typeid(vector_type)});
         return v;
@@ -161,7 +161,7 @@ public:
     // recover(), heap.finish_recovery(), then pool.mark_recovered() (close() may mark the
     // pool clean again). A pool without a catalog only recovers its heap. Call it before
     // constructing the program's catalog (it uses one of its own).
-    static void recover_pool(pmem::pool& pool, heap_type& heap);
+    static void recover_pool(const pmem::pool_ref& pool, heap_type& heap);
 
 private:
     struct live_object {
@@ -231,7 +231,7 @@ private:
                 void* region = heap_->allocate(bytes);  // pending until the anchor names it
                 try {
                     auto made = std::make_shared<C>(C::create(region, bytes, threads, o));  // durable before the anchor
-                    containers::publish_block(*pool_, *heap_, entry.anchor, region);
+                    containers::publish_block(pool_, *heap_, entry.anchor, region);
                     return made;
                 } catch (...) {
                     if (entry.anchor == 0) discard(region);  // nothing names it: give it back now
@@ -248,7 +248,7 @@ private:
         return c;
     }
 
-    pmem::pool* pool_;
+    pmem::pool_ref pool_;
     heap_type* heap_;
     std::unique_ptr<const void, void (*)(const void*)> registration_;  // this pool's one catalog
     alloc::name_directory directory_;

@@ -52,19 +52,19 @@ public:
 
     // Constructors ------------------------------------------------------------------------
     // A new deque whose header offset is stored in `anchor` (a persistent word of yours).
-    static deque create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16,
+    static deque create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16,
                         containers::deque_options opts = {}, Trace trace = {}) {
         auto* h = core::create(pool, heap, anchor, initial_capacity);
         return deque(pool, heap, h, opts, std::move(trace));
     }
     // The deque `anchor` refers to (after recover() if the pool was not shut down cleanly).
-    static deque open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::deque_options opts = {},
+    static deque open(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor, containers::deque_options opts = {},
                       Trace trace = {}) {
         containers::require_changeable(pool, heap, "ferrite::deque::open");
         return deque(pool, heap, core::open(pool, heap, anchor), opts, std::move(trace));
     }
     // After a crash: finish or undo what the interrupted combining pass left.
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
 
     deque(deque&&) noexcept = default;
 
@@ -85,16 +85,25 @@ public:
     std::optional<T> pop_front() { return value_if(apply({op::pop_front, {}, 0})); }
 
     // Single-threaded use (after recovery, or with no other thread using the deque).
-    std::vector<T> unsynchronized_contents() const { return c_.core().contents(); }
-    size_type unsynchronized_capacity() const noexcept { return c_.core().capacity(); }
+    std::vector<T> unsynchronized_contents() const {
+        c_.core().require_open("ferrite::deque::unsynchronized_contents");
+        return c_.core().contents();
+    }
+    size_type unsynchronized_capacity() const {
+        c_.core().require_open("ferrite::deque::unsynchronized_capacity");
+        return c_.core().capacity();
+    }
     double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
     Trace& trace() noexcept { return c_.core().trace(); }
 
 private:
-    deque(pmem::pool& pool, Heap& heap, containers::deque_header* h, containers::deque_options opts, Trace trace)
+    deque(const pmem::pool_ref& pool, Heap& heap, containers::deque_header* h, containers::deque_options opts, Trace trace)
         : c_(pool, heap, h, opts, std::move(trace)) {}
 
-    typename core::response apply(const request& r) { return c_.apply(r); }
+    typename core::response apply(const request& r) {
+        c_.core().require_open("ferrite::deque");
+        return c_.apply(r);
+    }
     static auto value_if(const typename core::response& r) { return handle::value_if(r); }
 
     handle c_;  // the engine, which holds the core

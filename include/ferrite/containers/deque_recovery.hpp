@@ -50,7 +50,7 @@ namespace ferrite::containers {
 // The header at pool offset `anchor`, its identity checked (in the pool, magic): the other
 // words are not; validate_deque() checks them. Throws error for anchor 0 (no deque there),
 // damaged_pool for the rest.
-inline deque_header* deque_header_at(const pmem::pool& pool, std::uint64_t anchor) {
+inline deque_header* deque_header_at(const pmem::pool_ref& pool, std::uint64_t anchor) {
     auto* h = header_in_pool<deque_header>(pool, "deque", anchor);
     if (h->magic != deque_magic)
         header_check(pool, "deque", anchor)
@@ -63,7 +63,7 @@ inline deque_header* deque_header_at(const pmem::pool& pool, std::uint64_t ancho
 // 0 accepts any. Throws damaged_pool (damaged_object, region "deque", object "") naming the
 // first bad word.
 template <class Heap>
-const deque_header& validate_deque(const pmem::pool& pool, const Heap& heap, std::uint64_t anchor,
+const deque_header& validate_deque(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor,
                                    std::uint64_t element_size = 0) {
     const deque_header& h = *deque_header_at(pool, anchor);
     const header_check c(pool, "deque", anchor);
@@ -118,7 +118,7 @@ const deque_header& validate_deque(const pmem::pool& pool, const Heap& heap, std
 // its ring, the ring an unfinished REPLACE installs), validated first (validate_deque). No
 // two objects of a pool may share one: the catalog compares these sets.
 template <class Heap>
-std::vector<std::uint64_t> deque_owned_blocks(const pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+std::vector<std::uint64_t> deque_owned_blocks(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor) {
     const auto& h = validate_deque(pool, heap, anchor);
     std::vector<std::uint64_t> blocks{anchor};
     if (h.data != 0) blocks.push_back(h.data);
@@ -139,7 +139,7 @@ std::vector<std::uint64_t> deque_owned_blocks(const pmem::pool& pool, const Heap
 // here, and the next growth rewrites the line (the clearing store precedes its new target in
 // the same line, so the target never persists with the stale tag).
 template <class Heap>
-void deque_finish_replace(pmem::pool& pool, Heap& heap, deque_header* h) {
+void deque_finish_replace(const pmem::pool_ref& pool, Heap& heap, deque_header* h) {
     const auto old = h->data;
     const bool replaced = old == h->replace_data;
     auto* fresh = pool.base() + h->replace_data;
@@ -162,7 +162,7 @@ void deque_finish_replace(pmem::pool& pool, Heap& heap, deque_header* h) {
 // Between the heap's recover() and finish_recovery() (see persistent_deque_core.hpp).
 // Validates the whole header (validate_deque) before its first store.
 template <class Heap>
-void recover_deque(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+void recover_deque(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) {
     (void)validate_deque(pool, heap, anchor);
     auto* h = deque_header_at(pool, anchor);
     heap.confirm_allocation(h);  // create() may have crashed before confirming its blocks

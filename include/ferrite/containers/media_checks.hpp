@@ -37,7 +37,7 @@ inline constexpr block_states kept_states =
 // ("vector", "deque") in the errors.
 class header_check {
 public:
-    header_check(const pmem::pool& pool, std::string_view kind, std::uint64_t anchor) noexcept
+    header_check(const pmem::pool_ref& pool, std::string_view kind, std::uint64_t anchor) noexcept
         : pool_(pool), kind_(kind), anchor_(anchor) {}
 
     // Throws damaged_pool: "<kind>: header at pool offset A of 'path': <word> = <value>
@@ -101,11 +101,11 @@ public:
         return in_pool(anchor_, usable) ? usable : pool_.size() - anchor_;
     }
 
-    const pmem::pool& pool() const noexcept { return pool_; }
+    const pmem::pool_ref& pool() const noexcept { return pool_; }
     std::uint64_t anchor() const noexcept { return anchor_; }
 
 private:
-    const pmem::pool& pool_;
+    const pmem::pool_ref& pool_;
     std::string_view kind_;
     std::uint64_t anchor_;
 };
@@ -114,7 +114,7 @@ private:
 // nothing was created there), a misaligned offset or one whose header would cross the end of
 // the pool is damage. Returns the header's address; its words are not checked yet.
 template <class Header>
-Header* header_in_pool(const pmem::pool& pool, std::string_view kind, std::uint64_t anchor) {
+Header* header_in_pool(const pmem::pool_ref& pool, std::string_view kind, std::uint64_t anchor) {
     if (anchor == 0)
         throw error("no " + std::string(kind) + " at pool offset 0 of '" + pool.path().string() + "'; create it first");
     const header_check c(pool, kind, anchor);

@@ -17,7 +17,7 @@
 namespace ferrite::containers {
 
 template <class Heap>
-void require_changeable(const pmem::pool& pool, const Heap& heap, std::string_view what) {
+void require_changeable(const pmem::pool_ref& pool, const Heap& heap, std::string_view what) {
     if (pool.read_only())
         throw usage_error(std::string(what) + ": '" + pool.path().string() +
                           "' is open read-only (pool::inspect); open it with pool::open to change it");

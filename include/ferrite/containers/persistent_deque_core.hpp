@@ -115,7 +115,7 @@ public:
     // elements (rounded up to a power of two; 0: no ring until the first push); stores the
     // header's pool offset into `anchor` (a persistent word of the caller's), makes it
     // durable and confirms the blocks.
-    static deque_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
+    static deque_header* create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor,
                                 std::size_t initial_capacity = 16) {
         if (anchor != 0) throw usage_error("the anchor already refers to a structure; open it instead");
         auto* h = static_cast<deque_header*>(heap.allocate(sizeof(deque_header)));
@@ -135,18 +135,18 @@ public:
 
     // The deque `anchor` names, validated for elements of T (validate_deque; throws
     // damaged_pool, or error for anchor 0). Changes nothing.
-    static deque_header* open(pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+    static deque_header* open(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor) {
         (void)validate_deque(pool, heap, anchor, sizeof(T));
         return deque_header_at(pool, anchor);
     }
 
-    persistent_deque_core(pmem::pool& pool, Heap& heap, deque_header* h, deque_options opts = {},
+    persistent_deque_core(const pmem::pool_ref& pool, Heap& heap, deque_header* h, deque_options opts = {},
                           Trace trace = {})
-        : pool_(&pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
+        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     // Validates first (for elements of T): a damaged header throws before anything is written.
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) {
         (void)open(pool, heap, anchor);
         recover_deque(pool, heap, anchor);
     }
@@ -260,13 +260,15 @@ public:
     }
     deque_header* header() const noexcept { return h_; }
     Trace& trace() noexcept { return trace_; }
+    // Throws usage_error naming `what` once the pool is closed (the header would dangle).
+    void require_open(const char* what) const { pool_.require_open(what); }
 
 private:
-    static std::uint64_t offset_of(pmem::pool& pool, const void* p) noexcept {
+    static std::uint64_t offset_of(const pmem::pool_ref& pool, const void* p) noexcept {
         return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
     }
     static deque_state state(const deque_header* h) noexcept { return h->copy[h->epoch & 1]; }
-    T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(pool_->base() + h_->data) : nullptr; }
+    T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(pool_.base() + h_->data) : nullptr; }
     std::uint64_t mask() const noexcept { return h_->capacity - 1; }
     std::vector<slot_type*>& list(deque_op op) noexcept { return lists_[static_cast<std::size_t>(op)]; }
 
@@ -323,17 +325,17 @@ private:
             k += run;
         }
         if (st.size > 0) pmem::pfence();  // PP: the copy is durable before the log names it
-        h_->replace_data = offset_of(*pool_, fresh);
+        h_->replace_data = offset_of(pool_, fresh);
         h_->replace_capacity = cap;
         std::atomic_signal_fence(std::memory_order_release);
         h_->log_tag = deque_log_tag::replace;  // same line as the target: persists no earlier
         pmem::pwb(&h_->log_tag);
         pmem::pfence();  // PP: REPLACE committed; recovery finishes it from here
-        deque_finish_replace(*pool_, *heap_, h_);
+        deque_finish_replace(pool_, *heap_, h_);
         return true;
     }
 
-    pmem::pool* pool_;
+    pmem::pool_ref pool_;
     Heap* heap_;
     deque_header* h_;
     deque_options opts_;

@@ -97,7 +97,7 @@ public:
     // Create a vector in `pool`: allocates its header block and an array of
     // `initial_capacity`, stores the header's pool offset into `anchor` (a persistent word
     // of the caller's, e.g. in the pool root), makes it durable and confirms the blocks.
-    static vector_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
+    static vector_header* create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor,
                                  std::size_t initial_capacity = 16, std::size_t swap_log_capacity = 64) {
         if (anchor != 0) throw usage_error("the anchor already refers to a vector; open it instead");
         if (swap_log_capacity < 2)
@@ -127,18 +127,18 @@ public:
 
     // The vector `anchor` names, validated for elements of T (validate_vector; throws
     // damaged_pool, or error for anchor 0). Changes nothing.
-    static vector_header* open(pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+    static vector_header* open(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor) {
         (void)validate_vector(pool, heap, anchor, {sizeof(T), alignof(T)});
         return vector_header_at(pool, anchor);
     }
 
-    persistent_vector_core(pmem::pool& pool, Heap& heap, vector_header* h, vector_options opts = {},
+    persistent_vector_core(const pmem::pool_ref& pool, Heap& heap, vector_header* h, vector_options opts = {},
                            Trace trace = {})
-        : pool_(&pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
+        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     // Validates first (for elements of T): a damaged header throws before anything is written.
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) {
         (void)open(pool, heap, anchor);
         recover_vector(pool, heap, anchor);
     }
@@ -184,10 +184,12 @@ public:
     // Sequential view (single-threaded use, e.g. after recovery).
     std::uint64_t size() const noexcept { return h_->size; }
     std::uint64_t capacity() const noexcept { return h_->capacity; }
-    const T* data() const noexcept { return array(*pool_, h_); }
-    T* data() noexcept { return array(*pool_, h_); }
+    const T* data() const noexcept { return array(pool_, h_); }
+    T* data() noexcept { return array(pool_, h_); }
     vector_header* header() const noexcept { return h_; }
     Trace& trace() noexcept { return trace_; }
+    // Throws usage_error naming `what` once the pool is closed (the header would dangle).
+    void require_open(const char* what) const { pool_.require_open(what); }
 
 private:
     // Give back a block that create() allocated but never published (no anchor refers to it).
@@ -200,10 +202,10 @@ private:
             // Left pending: the heap's next recovery frees an unconfirmed block.
         }
     }
-    static std::uint64_t offset_of(pmem::pool& pool, const void* p) noexcept {
+    static std::uint64_t offset_of(const pmem::pool_ref& pool, const void* p) noexcept {
         return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
     }
-    static T* array(pmem::pool& pool, const vector_header* h) noexcept {
+    static T* array(const pmem::pool_ref& pool, const vector_header* h) noexcept {
         return h->data ? reinterpret_cast<T*>(pool.base() + h->data) : nullptr;
     }
     static swap_undo_entry<T>* log_entries(vector_header* h) noexcept {
@@ -278,19 +280,19 @@ private:
         }
         if (h_->size > 0) store(fresh, data(), h_->size * sizeof(T));
         pmem::pfence();  // PP: the copy is durable before the log names it
-        h_->replace_data = offset_of(*pool_, fresh);
+        h_->replace_data = offset_of(pool_, fresh);
         h_->replace_capacity = cap;
         h_->log_tag = vector_log_tag::replace;  // same line as the target: persists no earlier
         pmem::pwb(&h_->log_tag);
         pmem::pfence();  // PP: REPLACE committed; recovery finishes it from here
         const auto old = h_->data;
         if (old != 0)
-            heap_->confirm_replacement(fresh, pool_->base() + old);  // fresh's slot now frees old
+            heap_->confirm_replacement(fresh, pool_.base() + old);  // fresh's slot now frees old
         else
             heap_->confirm_allocation(fresh);
         vector_install(h_, h_->replace_data, cap);
         vector_drop_replace_log(h_);
-        if (old != 0) heap_->confirm_deallocation(pool_->base() + old);
+        if (old != 0) heap_->confirm_deallocation(pool_.base() + old);
         return true;
     }
 
@@ -336,7 +338,7 @@ private:
         pmem::pfence();  // PP: the pops are durable
     }
 
-    pmem::pool* pool_;
+    pmem::pool_ref pool_;
     Heap* heap_;
     vector_header* h_;
     vector_options opts_;

@@ -33,15 +33,15 @@ public:
     using size_type = std::uint64_t;
 
     // Constructors ------------------------------------------------------------------------
-    static queue create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16,
+    static queue create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16,
                         containers::deque_options opts = {}, Trace trace = {}) {
         return queue(container::create(pool, heap, anchor, initial_capacity, opts, std::move(trace)));
     }
-    static queue open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::deque_options opts = {},
+    static queue open(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor, containers::deque_options opts = {},
                       Trace trace = {}) {
         return queue(container::open(pool, heap, anchor, opts, std::move(trace)));
     }
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { container::recover(pool, heap, anchor); }
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) { container::recover(pool, heap, anchor); }
 
     queue(queue&&) noexcept = default;
 

@@ -51,15 +51,15 @@ public:
     static constexpr std::uint64_t top_index = std::numeric_limits<std::uint64_t>::max();
 
     // The vector core's storage: create / open / recover are its own.
-    static vector_header* create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16) {
+    static vector_header* create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16) {
         return vector_core::create(pool, heap, anchor, initial_capacity);
     }
-    static vector_header* open(pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+    static vector_header* open(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor) {
         return vector_core::open(pool, heap, anchor);
     }
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { vector_core::recover(pool, heap, anchor); }
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) { vector_core::recover(pool, heap, anchor); }
 
-    stack_core(pmem::pool& pool, Heap& heap, vector_header* h, vector_options opts = {}, Trace trace = {})
+    stack_core(const pmem::pool_ref& pool, Heap& heap, vector_header* h, vector_options opts = {}, Trace trace = {})
         : core_(pool, heap, h, opts, std::move(trace)) {}
 
     void combine(std::span<slot_type*> batch) noexcept {
@@ -71,6 +71,7 @@ public:
 
     const vector_core& core() const noexcept { return core_; }
     Trace& trace() noexcept { return core_.trace(); }
+    void require_open(const char* what) const { core_.require_open(what); }
 
 private:
     vector_core core_;
@@ -91,17 +92,17 @@ public:
     using size_type = std::uint64_t;
 
     // Constructors (the signatures of ferrite::vector's) ----------------------------------
-    static stack create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16,
+    static stack create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, std::size_t initial_capacity = 16,
                         containers::vector_options opts = {}, Trace trace = {}) {
         auto* h = core::create(pool, heap, anchor, initial_capacity);
         return stack(pool, heap, h, opts, std::move(trace));
     }
-    static stack open(pmem::pool& pool, Heap& heap, std::uint64_t anchor, containers::vector_options opts = {},
+    static stack open(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor, containers::vector_options opts = {},
                       Trace trace = {}) {
         containers::require_changeable(pool, heap, "ferrite::stack::open");
         return stack(pool, heap, core::open(pool, heap, anchor), opts, std::move(trace));
     }
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
 
     stack(stack&&) noexcept = default;
 
@@ -117,7 +118,8 @@ public:
     std::optional<T> pop() { return value_if(apply({op::pop_back, 0, 0, {}})); }
 
     // Single-threaded use: the elements, bottom to top.
-    std::span<const T> unsynchronized_view() const noexcept {
+    std::span<const T> unsynchronized_view() const {
+        c_.core().require_open("ferrite::stack::unsynchronized_view");
         const auto& c = c_.core().core();
         return {c.data(), static_cast<std::size_t>(c.size())};
     }
@@ -125,10 +127,13 @@ public:
     Trace& trace() noexcept { return c_.core().trace(); }
 
 private:
-    stack(pmem::pool& pool, Heap& heap, containers::vector_header* h, containers::vector_options opts, Trace trace)
+    stack(const pmem::pool_ref& pool, Heap& heap, containers::vector_header* h, containers::vector_options opts, Trace trace)
         : c_(pool, heap, h, opts, std::move(trace)) {}
 
-    typename core::response apply(const request& r) { return c_.apply(r); }
+    typename core::response apply(const request& r) {
+        c_.core().require_open("ferrite::stack");
+        return c_.apply(r);
+    }
     static auto value_if(const typename core::response& r) { return handle::value_if(r); }
 
     handle c_;  // the engine, which holds the core

@@ -67,20 +67,20 @@ public:
 
     // Constructors ------------------------------------------------------------------------
     // A new vector whose header offset is stored in `anchor` (a persistent word of yours).
-    static vector create(pmem::pool& pool, Heap& heap, std::uint64_t& anchor,
+    static vector create(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor,
                          std::size_t initial_capacity = 16, containers::vector_options opts = {},
                          Trace trace = {}) {
         auto* h = core::create(pool, heap, anchor, initial_capacity);
         return vector(pool, heap, h, opts, std::move(trace));
     }
     // The vector `anchor` refers to (after recover() if the pool was not shut down cleanly).
-    static vector open(pmem::pool& pool, Heap& heap, std::uint64_t anchor,
+    static vector open(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor,
                        containers::vector_options opts = {}, Trace trace = {}) {
         containers::require_changeable(pool, heap, "ferrite::vector::open");
         return vector(pool, heap, core::open(pool, heap, anchor), opts, std::move(trace));
     }
     // After a crash: finish or undo what the interrupted combining pass left (see above).
-    static void recover(pmem::pool& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
+    static void recover(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) { core::recover(pool, heap, anchor); }
 
     vector(vector&&) noexcept = default;
 
@@ -98,19 +98,23 @@ public:
     bool swap(size_type i, size_type j) { return apply({containers::vector_op::swap, i, j, {}}).ok; }
 
     // Single-threaded use (after recovery, or with no other thread using the vector).
-    std::span<const T> unsynchronized_view() const noexcept {
+    std::span<const T> unsynchronized_view() const {
         const auto& c = c_.core();
+        c.require_open("ferrite::vector::unsynchronized_view");
         return {c.data(), static_cast<std::size_t>(c.size())};
     }
     double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
     Trace& trace() noexcept { return c_.core().trace(); }
 
 private:
-    vector(pmem::pool& pool, Heap& heap, containers::vector_header* h, containers::vector_options opts,
+    vector(const pmem::pool_ref& pool, Heap& heap, containers::vector_header* h, containers::vector_options opts,
            Trace trace)
         : c_(pool, heap, h, opts, std::move(trace)) {}
 
-    typename core::response apply(const request& r) { return c_.apply(r); }
+    typename core::response apply(const request& r) {
+        c_.core().require_open("ferrite::vector");
+        return c_.apply(r);
+    }
     static auto value_if(const typename core::response& r) { return handle::value_if(r); }
 
     handle c_;  // the engine, which holds the core

@@ -84,7 +84,7 @@ struct element_shape {
 // The header at pool offset `anchor`, its identity checked (in the pool, magic): the other
 // words are not; validate_vector() checks them. Throws error for anchor 0 (no vector there),
 // damaged_pool for the rest.
-inline vector_header* vector_header_at(const pmem::pool& pool, std::uint64_t anchor) {
+inline vector_header* vector_header_at(const pmem::pool_ref& pool, std::uint64_t anchor) {
     auto* h = header_in_pool<vector_header>(pool, "vector", anchor);
     if (h->magic != vector_magic)
         header_check(pool, "vector", anchor)
@@ -96,7 +96,7 @@ inline vector_header* vector_header_at(const pmem::pool& pool, std::uint64_t anc
 // Read-only: the vector at `anchor`, every word it uses checked (see above). Throws
 // damaged_pool (damaged_object, region "vector", object "") naming the first bad word.
 template <class Heap>
-const vector_header& validate_vector(const pmem::pool& pool, const Heap& heap, std::uint64_t anchor,
+const vector_header& validate_vector(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor,
                                      element_shape expected = {}) {
     const vector_header& h = *vector_header_at(pool, anchor);
     const header_check c(pool, "vector", anchor);
@@ -171,7 +171,7 @@ const vector_header& validate_vector(const pmem::pool& pool, const Heap& heap, s
 // its array, the array an unfinished REPLACE installs), validated first (validate_vector).
 // No two objects of a pool may share one: the catalog compares these sets.
 template <class Heap>
-std::vector<std::uint64_t> vector_owned_blocks(const pmem::pool& pool, const Heap& heap, std::uint64_t anchor) {
+std::vector<std::uint64_t> vector_owned_blocks(const pmem::pool_ref& pool, const Heap& heap, std::uint64_t anchor) {
     const auto& h = validate_vector(pool, heap, anchor);
     std::vector<std::uint64_t> blocks{anchor};
     if (h.data != 0) blocks.push_back(h.data);
@@ -182,7 +182,7 @@ std::vector<std::uint64_t> vector_owned_blocks(const pmem::pool& pool, const Hea
 // Between the heap's recover() and finish_recovery() (see persistent_vector_core.hpp).
 // Validates the whole header (validate_vector) before its first store.
 template <class Heap>
-void recover_vector(pmem::pool& pool, Heap& heap, std::uint64_t anchor) {
+void recover_vector(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) {
     (void)validate_vector(pool, heap, anchor);
     auto* h = vector_header_at(pool, anchor);
     // create() may have crashed between persisting the anchor and confirming its blocks.

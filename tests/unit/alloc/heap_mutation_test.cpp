@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 
@@ -218,7 +219,7 @@ public:
                 return false;
             }
         };
-        std::optional<buddy_heap> h;
+        std::unique_ptr<buddy_heap> h;
         const auto finish = [&] {
             if (h) {
                 (void)h->check();  // ends, and reads only validated offsets, on any bytes
@@ -227,7 +228,7 @@ public:
             }
             check_guards(what);
         };
-        if (!step("open", [&] { h.emplace(buddy_heap::open_in(base_, heap_size)); })) return finish();
+        if (!step("open", [&] { h.reset(new buddy_heap(buddy_heap::open_in(base_, heap_size))); })) return finish();
         if (!step("recover", [&] { h->recover(); })) return finish();
         for (std::size_t i = 0; i < usable.size();) {
             void* p = h->at(usable[i].offset);

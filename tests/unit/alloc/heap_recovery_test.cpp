@@ -16,12 +16,8 @@ using ferrite::alloc::block_state;
 using ferrite::alloc::buddy_heap;
 using namespace ferrite_test;
 
-// A "crash": the heap object is gone, the memory stays; reopen and recover.
-buddy_heap restart(region& mem) {
-    auto h = buddy_heap::open_in(mem.data(), mem.size());
-    h.recover();
-    return h;
-}
+// A "crash": the heap object is gone, the memory stays; reopen (then recover()).
+buddy_heap reopen(region& mem) { return buddy_heap::open_in(mem.data(), mem.size()); }
 
 TEST(HeapRecovery, UnconfirmedAllocationIsReclaimedConfirmedOneKept) {
     region mem(64 * 1024);
@@ -29,7 +25,8 @@ TEST(HeapRecovery, UnconfirmedAllocationIsReclaimedConfirmedOneKept) {
     void* kept = h.allocate(100);
     void* lost = h.allocate(200);
     (void)lost;
-    auto h2 = restart(mem);
+    auto h2 = reopen(mem);
+    h2.recover();
     EXPECT_EQ(h2.state(kept), block_state::allocation_pending);
     h2.confirm_allocation(kept);  // the client's recovery: it references `kept`
     h2.confirm_allocation(kept);  // repeated: harmless
@@ -51,7 +48,8 @@ TEST(HeapRecovery, UnconfirmedDeallocationIsCompletedAndRepeatsAreHarmless) {
     h.deallocate(a);
     h.deallocate(b);
     h.confirm_deallocation(b);  // b freed before the crash, a not
-    auto h2 = restart(mem);
+    auto h2 = reopen(mem);
+    h2.recover();
     EXPECT_EQ(h2.state(a), block_state::deallocation_pending);
     h2.deallocate(a);               // the client repeats its deallocate: no-op
     h2.confirm_deallocation(b);     // and a confirmation that had completed: no-op
@@ -67,7 +65,8 @@ TEST(HeapRecovery, AllocationsDuringClientRecoveryAreNotReclaimed) {
     region mem(64 * 1024);
     auto h = buddy_heap::create_in(mem.data(), mem.size(), {.confirm_slots = 2});
     void* old = h.allocate(64);
-    auto h2 = restart(mem);
+    auto h2 = reopen(mem);
+    h2.recover();
     void* fresh = h2.allocate(64);  // a client allocates while recovering
     h2.finish_recovery();           // reclaims `old` only
     EXPECT_EQ(h2.state(old), block_state::free);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <unistd.h>
 
@@ -39,9 +40,9 @@ protected:
     void open_heap(bool create) {
         if (create) {
             auto* region = static_cast<std::byte*>(pool_->root_bytes(2 << 20));
-            heap_.emplace(buddy_heap::create(*pool_, static_cast<std::uint64_t>(region - pool_->base()), 2 << 20));
+            heap_.reset(new buddy_heap(buddy_heap::create(*pool_, static_cast<std::uint64_t>(region - pool_->base()), 2 << 20)));
         } else {
-            heap_.emplace(buddy_heap::open(*pool_, pool_->heap_offset()));
+            heap_.reset(new buddy_heap(buddy_heap::open(*pool_, pool_->heap_offset())));
         }
     }
     void reopen() {
@@ -57,7 +58,7 @@ protected:
     static constexpr object_type u64{1, 8, 8};
     std::string path_;
     std::optional<pmem::pool> pool_;
-    std::optional<buddy_heap> heap_;
+    std::unique_ptr<buddy_heap> heap_;
 };
 
 TEST_F(NameDirectoryTest, CreatesRegistersAndFindsAgainAfterReopen) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
@@ -29,10 +30,10 @@ constexpr unsigned threads = 2;
 struct growable {
     dfc_region_buffer region;
     ferrite_test::region heap_memory;
-    std::optional<buddy_heap> heap;  // reopened by restart(): the object is lost, the memory kept
+    std::unique_ptr<buddy_heap> heap;  // reopened by restart(): the object is lost, the memory kept
     explicit growable(u64 region_nodes, std::size_t heap_bytes = 4 << 20)
         : region(containers_bytes(region_nodes)), heap_memory(heap_bytes) {
-        heap.emplace(buddy_heap::create_in(heap_memory.data(), heap_memory.size()));
+        heap.reset(new buddy_heap(buddy_heap::create_in(heap_memory.data(), heap_memory.size())));
     }
     static std::size_t containers_bytes(u64 nodes) { return dfc_stack<u64>::required_bytes(threads, nodes); }
     combining::dfc_options options(u64 first_growth = 8) {
@@ -45,7 +46,7 @@ struct growable {
     // heap.finish_recovery().
     template <class C>
     C restart() {
-        heap.emplace(buddy_heap::open_in(heap_memory.data(), heap_memory.size()));
+        heap.reset(new buddy_heap(buddy_heap::open_in(heap_memory.data(), heap_memory.size())));
         heap->recover();
         auto c = C::open(region.data(), region.size(), options());
         heap->finish_recovery();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -21,7 +22,7 @@ protected:
         std::filesystem::remove(path_);
         pool_.emplace(ferrite::pmem::pool::create(path_, "catalog-test", 16 << 20));
         auto* region = static_cast<std::byte*>(pool_->root_bytes(8 << 20));
-        heap_.emplace(ferrite::alloc::buddy_heap::create(*pool_, static_cast<std::uint64_t>(region - pool_->base()), 8 << 20));
+        heap_.reset(new ferrite::alloc::buddy_heap(ferrite::alloc::buddy_heap::create(*pool_, static_cast<std::uint64_t>(region - pool_->base()), 8 << 20)));
     }
     void TearDown() override {
         heap_.reset();
@@ -33,12 +34,12 @@ protected:
         heap_.reset();
         pool_.reset();
         pool_.emplace(ferrite::pmem::pool::open(path_, "catalog-test"));
-        heap_.emplace(ferrite::alloc::buddy_heap::open(*pool_, pool_->heap_offset()));
+        heap_.reset(new ferrite::alloc::buddy_heap(ferrite::alloc::buddy_heap::open(*pool_, pool_->heap_offset())));
         if (recover) ferrite::catalog::recover_pool(*pool_, *heap_);
     }
     std::string path_;
     std::optional<ferrite::pmem::pool> pool_;
-    std::optional<ferrite::alloc::buddy_heap> heap_;
+    std::unique_ptr<ferrite::alloc::buddy_heap> heap_;
 };
 
 }  // namespace ferrite_test

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -36,7 +37,7 @@ public:
         std::filesystem::remove(path_);
         pool_.emplace(ferrite::pmem::pool::create(path_, layout, pool_bytes));
         (void)words();  // the root first: it zero-fills
-        heap_.emplace(heap_type::create(*pool_, heap_offset, heap_bytes));
+        heap_.reset(new heap_type(heap_type::create(*pool_, heap_offset, heap_bytes)));
     }
     ~damage_pool() {
         close();
@@ -73,13 +74,13 @@ public:
     void reopen() {
         close();
         pool_.emplace(ferrite::pmem::pool::open(path_, layout));
-        heap_.emplace(heap_type::open(*pool_, heap_offset));
+        heap_.reset(new heap_type(heap_type::open(*pool_, heap_offset)));
     }
     // Open read-only (pool::inspect), as `ferrite pool check` does.
     void inspect() {
         close();
         pool_.emplace(ferrite::pmem::pool::inspect(path_));
-        heap_.emplace(heap_type::open(*pool_, heap_offset));
+        heap_.reset(new heap_type(heap_type::open(*pool_, heap_offset)));
     }
 
     // Load `image` (a closed pool's bytes) into the open pool, and open its heap again: a
@@ -87,7 +88,7 @@ public:
     void load(const std::string& image) {
         heap_.reset();
         std::memcpy(pool_->base(), image.data(), image.size());
-        heap_.emplace(heap_type::open(*pool_, heap_offset));
+        heap_.reset(new heap_type(heap_type::open(*pool_, heap_offset)));
     }
     // The open pool's bytes, from its mapping.
     std::string mapped_bytes() const { return {reinterpret_cast<const char*>(pool_->base()), pool_->size()}; }
@@ -112,7 +113,7 @@ private:
 
     std::string path_;
     std::optional<ferrite::pmem::pool> pool_;
-    std::optional<heap_type> heap_;
+    std::unique_ptr<heap_type> heap_;
 };
 
 // `call` throws damaged_pool of kind damaged_object for `region`, no object name, a message

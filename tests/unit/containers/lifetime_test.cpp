@@ -1,0 +1,75 @@
+// Lifetime misuse (issue 16, "guards against misuse"): a pool moved after a catalog and its
+// structures were opened keeps working through them (they hold pmem::pool_ref, which shares
+// the mapping, not the `pool` object); after pool.close() every structure and the catalog
+// throw usage_error naming what was asked instead of touching an unmapped header; the heap
+// cannot be moved at all (structures keep a pointer to it), which the compiler enforces.
+#include <gtest/gtest.h>
+
+#include <type_traits>
+
+#include "catalog_test_support.hpp"
+#include "ferrite/containers/deque.hpp"
+#include "ferrite/containers/queue.hpp"
+#include "ferrite/containers/stack.hpp"
+#include "ferrite/error.hpp"
+
+namespace {
+
+using ferrite::usage_error;
+using ferrite::alloc::buddy_heap;
+using ferrite_test::CatalogTest;
+
+static_assert(!std::is_move_constructible_v<buddy_heap> && !std::is_copy_constructible_v<buddy_heap>,
+              "structures keep a pointer to their heap: a movable heap could leave them dangling");
+
+class Lifetime : public CatalogTest {};
+
+TEST_F(Lifetime, AMovedPoolKeepsTheCatalogAndItsStructuresWorking) {
+    ferrite::catalog names(*pool_, *heap_);
+    auto v = names.open_vector<std::uint64_t>("v");
+    ASSERT_TRUE(v->push_back(1));
+    ferrite::pmem::pool moved = std::move(*pool_);  // the optional's pool is moved from
+    EXPECT_TRUE(v->push_back(2));
+    EXPECT_EQ(v->size(), 2u);
+    auto again = names.open_vector<std::uint64_t>("w");
+    EXPECT_TRUE(again->push_back(3));
+    EXPECT_EQ(names.list().size(), 2u);
+    heap_.reset();
+    moved.close();
+}
+
+TEST_F(Lifetime, UseAfterCloseIsAUsageErrorNotACrash) {
+    std::uint64_t anchors[3] = {};  // the anchors' persistence does not matter here
+    auto st = ferrite::stack<std::uint64_t, buddy_heap>::create(*pool_, *heap_, anchors[0]);
+    auto dq = ferrite::deque<std::uint64_t, buddy_heap>::create(*pool_, *heap_, anchors[1]);
+    auto qu = ferrite::queue<std::uint64_t, buddy_heap>::create(*pool_, *heap_, anchors[2]);
+    ferrite::catalog names(*pool_, *heap_);
+    auto v = names.open_vector<double>("v");
+    ASSERT_TRUE(v->push_back(1.5));
+    ASSERT_TRUE(st.push(1));
+    ASSERT_TRUE(dq.push_back(1));
+    ASSERT_TRUE(qu.push(1));
+
+    pool_->close();
+    auto says_closed = [](auto&& f) {
+        try {
+            f();
+        } catch (const usage_error& e) {
+            return std::string(e.what()).find("was closed") != std::string::npos;
+        }
+        return false;
+    };
+    EXPECT_TRUE(says_closed([&] { (void)v->push_back(2.5); }));
+    EXPECT_TRUE(says_closed([&] { (void)v->size(); }));
+    EXPECT_TRUE(says_closed([&] { (void)v->unsynchronized_view(); }));
+    EXPECT_TRUE(says_closed([&] { (void)st.push(2); }));
+    EXPECT_TRUE(says_closed([&] { (void)st.unsynchronized_view(); }));
+    EXPECT_TRUE(says_closed([&] { (void)dq.pop_front(); }));
+    EXPECT_TRUE(says_closed([&] { (void)dq.unsynchronized_contents(); }));
+    EXPECT_TRUE(says_closed([&] { (void)qu.push(2); }));
+    EXPECT_TRUE(says_closed([&] { (void)names.open_vector<double>("v"); }));
+    EXPECT_TRUE(says_closed([&] { (void)names.list(); }));
+    EXPECT_TRUE(says_closed([&] { names.validate(); }));
+}
+
+}  // namespace
