@@ -2,6 +2,7 @@
 // caller's random stream is used directly). Included by media_image.hpp only.
 #pragma once
 
+#include "ferrite/sim/media_image.hpp"  // which includes this file at its end
 #include <algorithm>
 #include <cstring>
 
