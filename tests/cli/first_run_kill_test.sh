@@ -18,8 +18,8 @@
 #     the named objects as valid;
 #   - after that create or open the directory holds the pool and nothing else (`ls -A`).
 # The delays: one cycle in five 0-5 ms; two in five anywhere from 0 to when the program names
-# its pool (measured first, then updated from the cycles that watch for the name: a shared
-# machine's load varies); two in five a random time after the name appears (polled), up to
+# its pool (measured first, then updated from the cycles that watch for the name, and cut
+# when such a delay outlived the run: a shared machine's load varies); two in five a random time after the name appears (polled), up to
 # 1.25x the time from there to the end of a complete run (measured), so that the window
 # between naming the pool and closing it is hit and some runs complete. Every third cycle of
 # nv, eo and cli uses a name of 255 bytes (NAME_MAX). Before the cycles, planted orphans (an
@@ -226,6 +226,8 @@ while [ "$kills" -lt "$kills_wanted" ] && [ "$cycle" -lt $((2 * kills_wanted + 1
   elif [ "$clean" -eq 0 ]; then outcome=in-use
   else outcome=closed; fi
   [ "$status" -eq 137 ] && kills=$((kills + 1))
+  # A run that ended before a delay meant to fall before its name: the machine got faster.
+  [ "$how" = "before the name" ] && [ "$outcome" = completed ] && name_us[$t/$m]=$((name_us[$t/$m] * 3 / 4))
   [ -n "$orphans" ] && count[orphans]=$((count[orphans] + 1))
   count[$outcome]=$((${count[$outcome]:-0} + 1))
   count[$t/$m/$outcome]=$((${count[$t/$m/$outcome]:-0} + 1))
