@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <stdio.h>  // renameat2
 
 #include <atomic>
 #include <cerrno>
@@ -242,14 +243,22 @@ new_file make_unnamed_file(const std::filesystem::path& dir, const std::filesyst
     return f;
 }
 
-// Give the finished file its name; false if a file appeared there meanwhile.
-bool link_into_place(int fd, const std::string& temp_name, const std::filesystem::path& path) {
+// Give the finished file its name; false if a file appeared there meanwhile. A temporary
+// name is moved (renameat2 RENAME_NOREPLACE: never over an existing file), so no instant
+// shows both names; it is cleared then. With link() + unlink(), a kill between the two left
+// the hidden name beside the pool, and the next run, an open, never swept it. Only a file
+// system without RENAME_NOREPLACE gets link(); the caller's unlink() follows, and a kill
+// between them leaves a hidden name that the next create in the directory removes.
+bool link_into_place(int fd, std::string& temp_name, const std::filesystem::path& path) {
     int rc;
     if (temp_name.empty()) {
         const auto proc = "/proc/self/fd/" + std::to_string(fd);
         rc = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW);
     } else {
-        rc = ::link(temp_name.c_str(), path.c_str());
+        rc = ::renameat2(AT_FDCWD, temp_name.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+        if (rc == 0) temp_name.clear();
+        else if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)
+            rc = ::link(temp_name.c_str(), path.c_str());
     }
     if (rc == 0) return true;
     if (errno == EEXIST) return false;
