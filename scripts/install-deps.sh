@@ -2,7 +2,7 @@
 # Installs ferrite's build and test dependencies from Debian's packages, only those missing.
 # Safe to run repeatedly; needs root (or sudo) only when something is missing.
 set -euo pipefail
-packages=(g++ cmake ninja-build pkg-config git python3
+packages=(g++ clang-15 cmake ninja-build pkg-config git python3
           libpmem2-dev libpmemobj-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev python3-matplotlib)
 missing=()
