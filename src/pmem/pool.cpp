@@ -188,8 +188,19 @@ bool file_is_dax(int fd) noexcept {
 // name of up to NAME_MAX bytes works), used only where O_TMPFILE is not supported.
 constexpr std::string_view temp_prefix = ".ferrite-creating-";
 
-// Remove temporary files that no live create holds: ours (flock'ed by their creator while
-// it runs) and those of older versions ("<name>.creating.<pid>", whose pid is gone).
+// The process `pid_text` (decimal) no longer exists; false for anything else.
+bool process_gone(std::string_view pid_text) noexcept {
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string_view::npos)
+        return false;
+    pid_t pid = 0;
+    for (const char c : pid_text) pid = pid * 10 + (c - '0');
+    return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// Remove temporary files that no live create holds: ours (".ferrite-creating-<pid>-<hex>",
+// flock'ed by their creator while it runs) once unlocked AND their creator's process is
+// gone (between its open and its flock, a live create's file is unlocked: the pid keeps the
+// sweep off it), and those of older versions ("<name>.creating.<pid>", whose pid is gone).
 void sweep_orphans(const std::filesystem::path& dir) noexcept {
     DIR* d = ::opendir(dir.c_str());
     if (!d) return;
@@ -197,18 +208,15 @@ void sweep_orphans(const std::filesystem::path& dir) noexcept {
         const std::string_view name = e->d_name;
         const auto full = dir / std::string(name);
         if (name.starts_with(temp_prefix)) {
+            const auto rest = name.substr(temp_prefix.size());
+            if (!process_gone(rest.substr(0, rest.find('-')))) continue;
             fd_guard fd{::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
             if (fd.fd >= 0 && ::flock(fd.fd, LOCK_EX | LOCK_NB) == 0) ::unlink(full.c_str());
             continue;
         }
         const auto at = name.rfind(".creating.");
         if (at == std::string_view::npos || at == 0) continue;
-        const auto pid_text = name.substr(at + 10);
-        if (pid_text.empty() || pid_text.size() > 9 ||
-            pid_text.find_first_not_of("0123456789") != std::string_view::npos)
-            continue;
-        const auto pid = static_cast<pid_t>(std::stol(std::string(pid_text)));
-        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) ::unlink(full.c_str());
+        if (process_gone(name.substr(at + 10))) ::unlink(full.c_str());
     }
     ::closedir(d);
 }

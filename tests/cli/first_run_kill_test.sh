@@ -23,7 +23,7 @@
 # 1.25x the time from there to the end of a complete run (measured), so that the window
 # between naming the pool and closing it is hit and some runs complete. Every third cycle of
 # nv, eo and cli uses a name of 255 bytes (NAME_MAX). Before the cycles, planted orphans (an
-# unlocked .ferrite-creating-* file, a legacy <name>.creating.<pid> of a dead pid) are removed
+# unlocked .ferrite-creating-* file of a dead pid, a legacy <name>.creating.<pid> of a dead pid) are removed
 # by the next create and a locked one is kept.
 #
 # Where a kill landed, from what the stopped process held and what it left:
@@ -129,16 +129,19 @@ run_again() {
 # ---- planted orphans: the next fallback create removes what no live create holds ----------
 p="$dir/planted"; mkdir "$p"
 true & dead_pid=$!; wait "$dead_pid"
-: > "$p/.ferrite-creating-1-0123456789ab"
-: > "$p/x.creating.$dead_pid"
-: > "$p/.ferrite-creating-2-ba9876543210"
+: > "$p/.ferrite-creating-$dead_pid-0123456789ab"        # a dead create's, unlocked: removed
+: > "$p/x.creating.$dead_pid"                              # an older version's, dead pid: removed
+: > "$p/.ferrite-creating-$dead_pid-ba9876543210"        # locked: kept
+: > "$p/.ferrite-creating-$$-00aa00aa00aa"                # a live pid's, between its open and its flock: kept
+locked=".ferrite-creating-$dead_pid-ba9876543210"
 # A live create's file: locked by a process that is the sleep itself (killing it frees the lock).
-(exec 9< "$p/.ferrite-creating-2-ba9876543210"; flock -x 9; exec sleep 30) > /dev/null 2>&1 & holder=$!
-for _ in $(seq 100); do flock -n "$p/.ferrite-creating-2-ba9876543210" true || break; nap_us 10000; done
+(exec 9< "$p/$locked"; flock -x 9; exec sleep 30) > /dev/null 2>&1 & holder=$!
+for _ in $(seq 100); do flock -n "$p/$locked" true || break; nap_us 10000; done
 expect 0 'created' -- in_mode hid "$ferrite" pool create "$p/$long_name" --size 1M --heap 512K
 left=$(ls -A "$p" | sort | tr '\n' ' ')
-[ "$left" = ".ferrite-creating-2-ba9876543210 $long_name " ] && ok ||
-  bad "planted orphans: after a create, left '$left' (the unlocked and the dead pid's should be gone, the locked one kept)"
+want=$(printf '%s\n' "$locked" ".ferrite-creating-$$-00aa00aa00aa" "$long_name" | sort | tr '\n' ' ')
+[ "$left" = "$want" ] && ok ||
+  bad "planted orphans: after a create, left '$left', want '$want' (the dead pids' unlocked files gone, the locked one and the live pid's kept)"
 kill "$holder"; wait "$holder" 2>/dev/null
 expect 0 'heap consistent, 0 named object' -- "$ferrite" pool check "$p/$long_name"
 rm -rf "$p"
