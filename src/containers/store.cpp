@@ -49,11 +49,19 @@ void finish_setup(pmem::pool& p, const store_options& o) {
 }
 
 // Everything open will do, on a copy-on-write mapping: throws what the real open would,
-// having written nothing to the file.
+// having written nothing to the file. Then the heap's whole check, as `pool check` runs it
+// after recovery: the heap validates its free lists and block map only where an operation
+// uses them (its open is independent of the arena's size), so damage there would otherwise
+// pass this open and fail a later allocation or release, or be found by `pool check` only
+// after this open had recovered the pool and marked it clean.
 void rehearse(const pmem::pool& p) {
     auto copy = p.private_copy();
     buddy_heap heap = buddy_heap::open(copy, copy.heap_offset());
     catalog::recover_pool(copy, heap);  // validates the catalog and every object first
+    if (const auto problems = heap.check(); !problems.empty())
+        throw heap_error("the heap of '" + p.path().string() + "' is damaged: " + problems.front() +
+                         (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more problems)" : "") +
+                         "; nothing was changed: restore the pool from a copy");
 }
 
 }  // namespace

@@ -204,6 +204,50 @@ TEST_F(StoreTest, CatalogRecoverWorksBetweenTheHeapsTwoSteps) {
     EXPECT_EQ(c.open_vector<std::uint64_t>("v")->get(0), std::optional<std::uint64_t>(3));
 }
 
+// Found by the pool-file fuzzer (tests/fuzz): the heap validates its free lists and block map
+// only where an operation uses them, so a store with such damage opened, recovered and was
+// marked clean, and `pool check` then reported it. Open now refuses it, writing nothing.
+TEST_F(StoreTest, DamageInTheHeapsListsOrMapIsRefusedByOpen) {
+    {
+        auto s = store::create(path_, "store-test", small);
+        auto v = s.names().open_vector<std::uint64_t>("v", 2);
+        for (std::uint64_t i = 0; i < 100; ++i) v->push_back(i);  // grown: arrays freed
+    }
+    std::uint64_t heap_at = 0, map_at = 0, free_block = 0, inner = 0;
+    {
+        auto p = ferrite::pmem::pool::inspect(path_);
+        auto heap = ferrite::alloc::buddy_heap::open(p, p.heap_offset());
+        heap_at = p.heap_offset();
+        map_at = heap_at + heap.geometry().map_offset;
+        for (const auto& b : heap.blocks()) {
+            if (b.order <= ferrite::alloc::min_order) continue;
+            if (b.state == ferrite::alloc::block_state::free && free_block == 0) free_block = b.offset;
+            if (inner == 0) inner = b.offset + ferrite::alloc::granule;  // a granule inside a block
+        }
+        ASSERT_NE(free_block, 0u);
+        ASSERT_TRUE(heap.check().empty());
+        map_at += (inner - heap.geometry().arena_offset) / ferrite::alloc::granule;
+    }
+    const auto clean = bytes();
+    auto damaged = [&](std::uint64_t at, std::uint64_t word, std::size_t width) {
+        auto image = clean;
+        std::memcpy(image.data() + at, &word, width);
+        std::ofstream(path_, std::ios::binary | std::ios::trunc).write(image.data(), static_cast<std::streamsize>(image.size()));
+        try {
+            (void)store::open(path_, "store-test");
+            ADD_FAILURE() << "no error for the word at " << at;
+        } catch (const ferrite::damaged_pool& e) {
+            EXPECT_EQ(e.kind(), pool_errc::damaged_heap) << e.what();
+            EXPECT_NE(std::string(e.what()).find("restore the pool from a copy"), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(bytes(), image) << "a refused open writes nothing";
+    };
+    damaged(heap_at + free_block, std::uint64_t{1} << 40, 8);                      // a free block's next link
+    damaged(map_at, ferrite::alloc::free_tag | ferrite::alloc::min_order, 1);      // a block start inside a block
+    std::ofstream(path_, std::ios::binary | std::ios::trunc).write(clean.data(), static_cast<std::streamsize>(clean.size()));
+    EXPECT_NO_THROW((void)store::open(path_, "store-test")) << "the undamaged pool opens";
+}
+
 TEST_F(StoreTest, NamesUpToTheFileSystemLimitWork) {
     const auto dir = std::filesystem::path(path_).parent_path();
     const std::string name(255, 'n');
