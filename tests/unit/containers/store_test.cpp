@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -246,6 +247,37 @@ TEST_F(StoreTest, DamageInTheHeapsListsOrMapIsRefusedByOpen) {
     damaged(map_at, ferrite::alloc::free_tag | ferrite::alloc::min_order, 1);      // a block start inside a block
     std::ofstream(path_, std::ios::binary | std::ios::trunc).write(clean.data(), static_cast<std::streamsize>(clean.size()));
     EXPECT_NO_THROW((void)store::open(path_, "store-test")) << "the undamaged pool opens";
+}
+
+// Found by the pool-file fuzzer: catalog::validate read a vector's data word raw and made a
+// pointer of it (base + garbage: undefined behaviour, stopped by UBSan) before the vector's
+// own validation ran. Now the header is validated first; the open is refused, nothing written.
+TEST_F(StoreTest, AVectorsDamagedDataWordIsRefusedBeforeItIsUsed) {
+    std::uint64_t data_word = 0;
+    {
+        auto s = store::create(path_, "store-test", small);
+        auto v = s.names().open_vector<std::uint64_t>("v", 4);
+        v->push_back(1);
+    }
+    {
+        auto p = ferrite::pmem::pool::inspect(path_);
+        auto heap = ferrite::alloc::buddy_heap::open(p, p.heap_offset());
+        auto dir = ferrite::alloc::name_directory::open_or_create(p, heap);
+        ASSERT_EQ(dir.entries().size(), 1u);
+        data_word = dir.entries()[0].anchor + offsetof(ferrite::containers::vector_header, data);
+    }
+    auto image = bytes();
+    image[data_word + 7] = static_cast<char>(0x93);  // the top byte: far outside the pool
+    std::ofstream(path_, std::ios::binary | std::ios::trunc).write(image.data(), static_cast<std::streamsize>(image.size()));
+    try {
+        (void)store::open(path_, "store-test");
+        ADD_FAILURE() << "no error";
+    } catch (const ferrite::damaged_pool& e) {
+        EXPECT_EQ(e.kind(), pool_errc::damaged_object) << e.what();
+        EXPECT_EQ(e.region(), "vector") << e.what();
+        EXPECT_EQ(e.object(), "v") << e.what();
+    }
+    EXPECT_EQ(bytes(), image) << "a refused open writes nothing";
 }
 
 TEST_F(StoreTest, NamesUpToTheFileSystemLimitWork) {
