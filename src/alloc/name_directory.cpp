@@ -91,7 +91,8 @@ void name_directory::validate() const {
                 e.element_align > 4096)
                 damaged(name, "element size " + std::to_string(e.element_size) + " / alignment " +
                                   std::to_string(e.element_align) + " is impossible" + at);
-            if (e.anchor != 0 && !pool_.contains(pool_.base() + e.anchor, 8))
+            // Compared as offsets: base + a damaged anchor may not even be a pointer (UB).
+            if (e.anchor != 0 && (e.anchor > pool_.size() || pool_.size() - e.anchor < 8))
                 damaged(name, "its object offset " + std::to_string(e.anchor) + " is outside the pool" + at);
         }
     }

@@ -156,6 +156,26 @@ TEST_F(NameDirectoryTest, ALoopingChainIsReportedNotWalkedForever) {
     }
 }
 
+// Found by the pool-file fuzzer: an anchor far outside the pool was checked by making a
+// pointer of it first (base + anchor overflowed: undefined behaviour, UBSan stopped there).
+TEST_F(NameDirectoryTest, AnAnchorFarOutsideThePoolIsReportedWithoutPointerArithmetic) {
+    std::uint64_t* anchor_word = nullptr;
+    {
+        auto dir = name_directory::open_or_create(*pool_, *heap_);
+        anchor_word = &dir.find_or_add("v", u64).anchor;  // in the mapping, which stays
+    }
+    for (const std::uint64_t anchor : {std::uint64_t{0xa3} << 56, ~std::uint64_t{0}, std::uint64_t{4} << 20}) {
+        *anchor_word = anchor;
+        try {
+            (void)name_directory::open_or_create(*pool_, *heap_);
+            ADD_FAILURE() << "anchor " << anchor << " must be refused";
+        } catch (const damaged_pool& e) {
+            EXPECT_EQ(e.kind(), pool_errc::damaged_catalog) << e.what();
+            EXPECT_NE(std::string(e.what()).find("outside the pool"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST_F(NameDirectoryTest, RecoveryKeepsTheDirectoryAndReclaimsStrayBlocks) {
     // A crash that left a block allocated but unnamed (here: one we never confirm): recovery
     // keeps the directory's own blocks and frees only what nothing names. (A crash between
