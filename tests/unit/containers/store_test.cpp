@@ -280,6 +280,36 @@ TEST_F(StoreTest, AVectorsDamagedDataWordIsRefusedBeforeItIsUsed) {
     EXPECT_EQ(bytes(), image) << "a refused open writes nothing";
 }
 
+// Found by the pool-file fuzzer: a vector header whose element alignment no longer matched
+// its catalog entry (8 -> 1: still a valid shape for 8-byte elements) passed the open and
+// `pool check`, then the typed open_vector failed after the pool had been recovered. The
+// catalog now validates each vector against its entry's shape: the open is refused.
+TEST_F(StoreTest, AVectorHeaderThatDisagreesWithItsEntryIsRefusedByOpen) {
+    {
+        auto s = store::create(path_, "store-test", small);
+        s.names().open_vector<std::uint64_t>("v", 4)->push_back(1);
+    }
+    std::uint64_t align_word = 0;
+    {
+        auto p = ferrite::pmem::pool::inspect(path_);
+        auto heap = ferrite::alloc::buddy_heap::open(p, p.heap_offset());
+        auto dir = ferrite::alloc::name_directory::open_or_create(p, heap);
+        ASSERT_EQ(dir.entries().size(), 1u);
+        align_word = dir.entries()[0].anchor + offsetof(ferrite::containers::vector_header, element_align);
+    }
+    auto image = bytes();
+    image[align_word] = 1;
+    std::ofstream(path_, std::ios::binary | std::ios::trunc).write(image.data(), static_cast<std::streamsize>(image.size()));
+    try {
+        (void)store::open(path_, "store-test");
+        ADD_FAILURE() << "no error";
+    } catch (const ferrite::damaged_pool& e) {
+        EXPECT_EQ(e.kind(), pool_errc::damaged_object) << e.what();
+        EXPECT_EQ(e.object(), "v") << e.what();
+    }
+    EXPECT_EQ(bytes(), image) << "a refused open writes nothing";
+}
+
 TEST_F(StoreTest, NamesUpToTheFileSystemLimitWork) {
     const auto dir = std::filesystem::path(path_).parent_path();
     const std::string name(255, 'n');
