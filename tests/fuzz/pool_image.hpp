@@ -1,0 +1,80 @@
+// The pool images the pool-file fuzzer mutates, and where their metadata lies.
+//
+// build_images() makes, once per run, one ferrite::store on /dev/shm holding every kind of
+// named object the catalog knows: vector<uint64_t>, vector<double>, a vector of a tagged
+// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue and dfc_deque, filled and
+// churned so that the vectors grew (freed arrays), the DFC node pools grew into the heap
+// (chunk tables in use) and the catalog is a chain of several blocks: a fragmented heap. From
+// it come several images (whole-file byte strings):
+//   clean       the store closed: the clean-shutdown flag on, nothing to recover;
+//   open        the file copied while the store is open after more operations: what a kill
+//               between operations leaves (flag off, every confirm and log at rest);
+//   crash@N     crash images of the crash simulator (ferrite/sim/session.hpp) taken before
+//               persistence event N of further operations: a kill inside an operation, with
+//               unpersisted lines dropped at random, so recovery has work (undo logs armed,
+//               pending confirm slots, half-written DFC phases).
+//
+// regions_of() finds, from the image itself (read through the library, read-only), the
+// byte ranges of the header identity and state line, the heap's header, undo log, confirm
+// slots, block map and free-block links, every catalog block, and each object's header and
+// data (vector headers with their swap logs, element arrays, DFC region headers and
+// announcements, node chunks). The fuzzer picks a region first and a byte in it second, so
+// the few hundred bytes of metadata get as many mutations as the megabyte of bulk data.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ferrite_fuzz {
+
+// What a region belongs to: failures in DFC regions are counted apart while the DFC
+// validation is being finished (see pool_fuzz_test.cpp).
+enum class owner { pool, heap, catalog, vector, dfc, file };
+
+struct byte_range {
+    std::uint64_t offset;
+    std::uint64_t size;
+};
+
+struct region {
+    std::string name;  // "header state", "heap map", "vector u64s header", "dfc_queue nodes", ...
+    owner of;
+    std::vector<byte_range> ranges;  // a mutation picks one range, then a position in it
+};
+
+struct image {
+    std::string name;                    // "clean", "open", "crash@123"
+    std::string bytes;                   // the whole file
+    std::vector<region> regions;
+    std::vector<std::uint64_t> offsets;  // in-pool offsets worth writing: blocks, objects, node numbers
+    std::uint64_t data_top = 0;
+    std::uint64_t heap_offset = 0;
+};
+
+inline constexpr const char* layout = "pool-fuzz";
+
+// The six objects every image holds (name, kind as `catalog::list` says it).
+struct object_name {
+    const char* name;
+    const char* kind;
+};
+inline constexpr object_name objects[] = {{"u64s", "vector"},   {"f64s", "vector"},    {"ticks", "vector"},
+                                          {"stack", "dfc_stack"}, {"queue", "dfc_queue"}, {"deque", "dfc_deque"}};
+
+// The user struct of the "ticks" vector.
+struct tick {
+    std::uint64_t time;
+    double price;
+    std::uint32_t volume;
+};
+
+// Builds the images in a scratch file in `dir` (removed again). Throws on any failure.
+std::vector<image> build_images(const std::filesystem::path& dir, std::uint64_t seed);
+
+// Fills image.regions, offsets, data_top and heap_offset from image.bytes (written to a
+// scratch file in `dir` and opened read-only).
+void find_regions(image& im, const std::filesystem::path& dir);
+
+}  // namespace ferrite_fuzz
