@@ -1,6 +1,8 @@
 // Introspection of a buddy heap: usage per order, the block list, and the consistency check
 // behind `ferrite pool check` (see ferrite/alloc/buddy_heap.hpp). Read only.
 #include <algorithm>
+#include <bit>
+#include <vector>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,6 +11,34 @@
 #include "ferrite/error.hpp"
 
 namespace ferrite::alloc {
+
+namespace {
+
+// A bit per granule of the arena (check()).
+class granule_bits {
+public:
+    explicit granule_bits(std::uint64_t n) : words_((n + 63) / 64, 0) {}
+    void set(std::uint64_t i) noexcept { words_[i / 64] |= bit(i); }
+    bool test(std::uint64_t i) const noexcept { return (words_[i / 64] & bit(i)) != 0; }
+    bool test_and_set(std::uint64_t i) noexcept {
+        const bool was = test(i);
+        set(i);
+        return was;
+    }
+    // f(i) for every i set here and not in `other`, ascending.
+    template <class F>
+    void for_each_set_not_in(const granule_bits& other, F f) const {
+        for (std::size_t w = 0; w < words_.size(); ++w)
+            for (auto left = words_[w] & ~other.words_[w]; left != 0; left &= left - 1)
+                f(w * 64 + static_cast<std::uint64_t>(std::countr_zero(left)));
+    }
+
+private:
+    static std::uint64_t bit(std::uint64_t i) noexcept { return std::uint64_t{1} << (i % 64); }
+    std::vector<std::uint64_t> words_;
+};
+
+}  // namespace
 
 heap_usage buddy_heap::usage_locked() const {
     heap_usage u;
@@ -92,9 +122,16 @@ std::vector<std::string> buddy_heap::check() const {
         add(std::string("undo log: ") + e.what());
     }
 
-    // 1. The map tiles the arena with aligned blocks.
-    std::unordered_map<std::uint64_t, unsigned> free_in_map;  // offset -> order
-    std::unordered_set<std::uint64_t> live_in_map;
+    // One bit per granule, indexed by granule_of(): where the tiling found a free or a live
+    // block start, and which blocks the free lists reached. Flat bitmaps, not hash sets: the
+    // check runs at every store::open (the rehearsal), over every block of a fragmented heap.
+    const auto granules = g.arena_size / granule;
+    granule_bits free_start(granules), live_start(granules), on_lists(granules);
+    static_assert(std::endian::native == std::endian::little, "the block map's bytes are read in place");
+    const auto* map_bytes = reinterpret_cast<const std::uint8_t*>(map_word(0));
+
+    // 1. The map tiles the arena with aligned blocks; two free buddies of one order must
+    // have been merged.
     for (auto off = g.arena_offset; off < arena_end;) {
         const auto tag = map_tag(off);
         const unsigned k = tag & order_mask;
@@ -116,16 +153,23 @@ std::vector<std::string> buddy_heap::check() const {
             off += granule;
             continue;
         }
-        for (auto inner = off + granule; inner < off + size; inner += granule)
-            if (map_tag(inner) != 0) {
-                add("map: offset " + std::to_string(inner) + " starts a block inside the block of order " +
-                    std::to_string(k) + " at " + std::to_string(off));
-                break;
-            }
-        if (tag & free_tag)
-            free_in_map[off] = k;
-        else
-            live_in_map.insert(off);
+        const auto gi = granule_of(off);
+        const auto* inner_begin = map_bytes + gi + 1;
+        const auto* inner_end = map_bytes + gi + size / granule;
+        if (const auto* inner = std::find_if(inner_begin, inner_end, [](std::uint8_t b) { return b != 0; });
+            inner != inner_end)
+            add("map: offset " + std::to_string(off + static_cast<std::uint64_t>(inner - map_bytes - gi) * granule) +
+                " starts a block inside the block of order " + std::to_string(k) + " at " + std::to_string(off));
+        if (tag & free_tag) {
+            free_start.set(gi);
+            const auto buddy_rel = rel ^ size;
+            if (k < g.max_order && buddy_rel > rel && buddy_rel + size <= g.arena_size &&
+                map_bytes[buddy_rel / granule] == tag)  // the next block in the tiling, free at order k
+                add("free buddies at offsets " + std::to_string(off) + " and " +
+                    std::to_string(g.arena_offset + buddy_rel) + " (order " + std::to_string(k) + ") were not merged");
+        } else {
+            live_start.set(gi);
+        }
         off += size;
     }
 
@@ -133,7 +177,6 @@ std::vector<std::string> buddy_heap::check() const {
     // Every offset is validated before its links are read; a walk stops at the first block
     // seen before (a cycle, or lists sharing blocks) and after at most the number of blocks
     // of its order the arena can hold, so it ends on any bytes: O(arena / granule) in all.
-    std::unordered_set<std::uint64_t> on_lists;
     for (unsigned k = 0; k < order_limit; ++k) {
         auto off = *head(k);
         if (off != 0 && (k < min_order || k > g.max_order)) {
@@ -150,7 +193,8 @@ std::vector<std::string> buddy_heap::check() const {
                 add(where() + " is outside the arena or not aligned to its size");
                 break;
             }
-            if (!on_lists.insert(off).second) {
+            const auto gi = granule_of(off);
+            if (on_lists.test_and_set(gi)) {
                 add(where() + " is on a free list twice (the list has a cycle or shares blocks with another)");
                 break;
             }
@@ -158,8 +202,7 @@ std::vector<std::string> buddy_heap::check() const {
                 add("free list " + std::to_string(k) + " is longer than the arena has blocks of its order");
                 break;
             }
-            const auto it = free_in_map.find(off);
-            if (it == free_in_map.end() || it->second != k)
+            if (!free_start.test(gi) || map_bytes[gi] != (free_tag | k))
                 add(where() + " is not marked free at order " + std::to_string(k) + " in the map");
             if (links(off)->prev != prev)
                 add(where() + " has prev " + std::to_string(links(off)->prev) + ", expected " + std::to_string(prev));
@@ -167,22 +210,11 @@ std::vector<std::string> buddy_heap::check() const {
             off = links(off)->next;
         }
     }
-    for (const auto& [off, k] : free_in_map) {
-        if (!on_lists.count(off))
-            add("block at offset " + std::to_string(off) + " (order " + std::to_string(k) +
-                ") is marked free but on no free list (leaked)");
-        // 3. Buddy bits agree: two free buddies of one order must have been merged.
-        if (k < g.max_order) {
-            const auto rel = (off - g.arena_offset) ^ (std::uint64_t{1} << k);
-            const auto buddy = g.arena_offset + rel;
-            if (rel + (std::uint64_t{1} << k) <= g.arena_size && off < buddy) {
-                const auto b = free_in_map.find(buddy);
-                if (b != free_in_map.end() && b->second == k)
-                    add("free buddies at offsets " + std::to_string(off) + " and " + std::to_string(buddy) +
-                        " (order " + std::to_string(k) + ") were not merged");
-            }
-        }
-    }
+    // 3. Every free block of the tiling is on a list.
+    free_start.for_each_set_not_in(on_lists, [&](std::uint64_t gi) {
+        add("block at offset " + std::to_string(g.arena_offset + gi * granule) + " (order " +
+            std::to_string(map_bytes[gi] & order_mask) + ") is marked free but on no free list (leaked)");
+    });
 
     // 4. Confirm slots name live blocks, each at most once.
     std::unordered_set<std::uint64_t> named;
@@ -191,9 +223,11 @@ std::vector<std::string> buddy_heap::check() const {
         if (v == 0) continue;
         const auto kind = kind_of(v);
         const auto off = block_of(v);
+        const bool live = off >= g.arena_offset && off < arena_end && (off - g.arena_offset) % granule == 0 &&
+                          live_start.test(granule_of(off));
         if (kind != slot_kind::allocation && kind != slot_kind::deallocation)
             add("confirm slot " + std::to_string(i) + " has an unknown kind");
-        else if (!live_in_map.count(off))
+        else if (!live)
             add("confirm slot " + std::to_string(i) + " names offset " + std::to_string(off) +
                 ", which is not a live block (a pending block must be allocated)");
         if (!named.insert(off).second)
