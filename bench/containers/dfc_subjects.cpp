@@ -59,6 +59,7 @@ public:
         : scratch_(cfg.pool_dir, C::required_bytes(std::max(cfg.threads, 1u), node_capacity)),
           c_(C::create(scratch_.region(), scratch_.bytes(), std::max(cfg.threads, 1u), {cfg.options.elimination})) {
         for (std::uint64_t i = 0; i < cfg.initial_size; ++i) run(0, op::push_back, i, 0);
+        c_.release(0);  // the prefill ran on this thread; worker 0 takes thread id 0 next
     }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t) override {
         if constexpr (requires { c_.push(tid, a); }) {  // stack
