@@ -231,7 +231,8 @@ public:
     // structure's thread ids or another live thread holds it.
     dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) {
         check_tid(tid);
-        claims_->claim(tid);
+        if (claims_) [[likely]]
+            claims_->claim(tid);
         auto& rec = r_.threads[tid];
         const std::uint64_t v = rec.valid.load(std::memory_order_relaxed);
         const unsigned slot = 1 - static_cast<unsigned>(v & 1);
@@ -274,12 +275,13 @@ public:
     // nobody: a no-op). Throws usage_error if another thread holds it.
     void release(unsigned tid) {
         check_tid(tid);
-        claims_->release(tid);
+        if (claims_) claims_->release(tid);
     }
-    // The token (sync::this_thread_token) of the thread holding tid, 0 if free (tests).
+    // The token (sync::this_thread_token) of the thread holding tid, 0 if free or if claims
+    // are off (dfc_options::tid_claims; tests).
     std::uint64_t holder(unsigned tid) const {
         check_tid(tid);
-        return claims_->owner(tid);
+        return claims_ ? claims_->owner(tid) : 0;
     }
 
     // Throws usage_error if `tid` is not one of the thread ids fixed at create.
@@ -430,7 +432,8 @@ private:
     // r and m validated (dfc_validation.hpp): r's header is within its bytes.
     dfc(dfc_region r, const dfc_chunk_map& m, dfc_options o, Trace t)
         : r_(r), v_(std::make_unique<volatile_state>()),
-          claims_(dfc_tid_claims::make(static_cast<unsigned>(r.header->threads), S::kind_name)) {
+          claims_(o.tid_claims ? dfc_tid_claims::make(static_cast<unsigned>(r.header->threads), S::kind_name)
+                               : nullptr) {
         v_->options = o;
         v_->trace = std::move(t);
         v_->nodes.attach(m, r.chunks, o.grow_from);
@@ -549,7 +552,8 @@ private:
 
     dfc_region r_;
     std::unique_ptr<volatile_state> v_;
-    std::shared_ptr<dfc_tid_claims> claims_;  // volatile; shared with the threads' exit lists
+    std::shared_ptr<dfc_tid_claims> claims_;  // volatile; shared with the threads' exit lists;
+                                              // null: dfc_options::tid_claims off
 };
 
 }  // namespace ferrite::combining

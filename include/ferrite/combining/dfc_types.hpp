@@ -26,6 +26,10 @@ struct dfc_options {
     alloc::buddy_heap* grow_from = nullptr;
     // create() only: nodes in the first grown chunk; chunk k holds this << (k - 1).
     std::uint64_t first_growth_nodes = 4096;
+    // One thread per thread id at a time, enforced (dfc_tid_claims.hpp). false: not
+    // enforced, the caller guarantees it; the benchmarks' no-tid-claims ablation, which
+    // measures what the check costs. Volatile: chosen at every create/open.
+    bool tid_claims = true;
 };
 
 // What recovered(tid) tells a thread about its latest operation.
