@@ -162,5 +162,19 @@ TEST_F(DfcTidClaim, ManyThreadsComeAndGoOnOneId) {
     }
 }
 
+// dfc_options::tid_claims = false (the benchmarks' no-tid-claims ablation): nothing is
+// claimed, so another thread's operation on a used id goes ahead (the caller's promise).
+TEST(DfcTidClaimsOff, NothingIsClaimedOrRefused) {
+    dfc_region_buffer r(stack::required_bytes(1, 64));
+    combining::dfc_options o;
+    o.tid_claims = false;
+    auto s = stack::create(r.data(), r.size(), 1, o);
+    ASSERT_TRUE(s.push(0, 1));
+    EXPECT_EQ(s.engine().holder(0), 0u);
+    std::thread([&] { EXPECT_TRUE(s.push(0, 2)); }).join();  // one at a time: the promise kept
+    EXPECT_NO_THROW(s.release(0));
+    EXPECT_EQ(s.pop(0), 2u);
+}
+
 }  // namespace
 }  // namespace ferrite
