@@ -16,6 +16,9 @@
 // Tokens are never reused, so a stale owner word never matches a later thread (no ABA), and
 // the thread_local list holds weak references: a thread that outlives the engine releases
 // nothing, an engine that outlives the thread is released.
+// Cost: the fast path above on every operation; dfc_options::tid_claims = false (the
+// benchmarks' no-tid-claims ablation) leaves the owner words out, and measured against it
+// the check did not show above a 2-core VM's noise (docs/dfc.md has the runs).
 //
 // Crash consistency: none needed. The words are volatile (a crash ends every thread and a
 // reopened structure starts with every id free); they are not part of the on-media format

@@ -1,7 +1,8 @@
 // ferrite/combining/dfc_types.hpp: the value types the DFC engine (dfc.hpp) shares with its
 // callers and its structures: options, what recovery tells a thread, one collected
-// operation, the trace policy and the statistics. Volatile only; the persistent layout is
-// dfc_layout.hpp.
+// operation, the trace policy and the statistics. Volatile only (no algorithm of its own and
+// nothing a crash can leave half-written); the persistent layout is dfc_layout.hpp. Split out
+// of dfc.hpp to keep the engine's header to the engine.
 #pragma once
 
 #include <atomic>
