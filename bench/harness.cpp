@@ -269,6 +269,10 @@ std::optional<subject_options> ablation_from_string(std::string_view name) noexc
         o.elimination = false;
         return o;
     }
+    if (name == "no-tid-claims") {  // DFC structures: thread ids not claimed (the check's cost)
+        o.tid_claims = false;
+        return o;
+    }
     if (name == "no-nt-no-futex") {
         o.nt_stores = false;
         o.futex_wait = false;
@@ -282,6 +286,7 @@ std::string ablation_name(const subject_options& o) {
     if (!o.nt_stores) s += "no-nt";
     if (!o.futex_wait) s += s.empty() ? "no-futex" : "-no-futex";
     if (!o.elimination) s += s.empty() ? "no-elimination" : "-no-elimination";
+    if (!o.tid_claims) s += s.empty() ? "no-tid-claims" : "-no-tid-claims";
     return s.empty() ? "none" : s;
 }
 

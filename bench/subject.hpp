@@ -34,6 +34,7 @@ struct subject_options {
     bool nt_stores = true;   // non-temporal stores for pushed values and logs
     bool futex_wait = true;  // spin-then-futex waiting (false: pure spin)
     bool elimination = true; // push/pop elimination inside a combining batch
+    bool tid_claims = true;  // DFC: one thread per thread id enforced (dfc_tid_claims.hpp)
 };
 
 // make() returns a subject that already holds initial_size elements (the subject fills

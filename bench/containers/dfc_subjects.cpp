@@ -6,7 +6,9 @@
 // Each builds a pool (in the configured pool directory, removed when destroyed) whose root
 // is the structure's region: one thread record per bench worker, 1 Mi nodes (a push into a
 // full pool fails and still counts as an operation). Ablations: no-futex = pure spin;
-// subject_options.elimination = false switches elimination off (stack, deque).
+// no-elimination switches elimination off (stack, deque); no-tid-claims leaves thread ids
+// unclaimed (dfc_options::tid_claims: the claim check's cost, e.g.
+// `--structure dfc-queue,dfc-queue:no-tid-claims`).
 //
 // Persistence figures: the harness counts every pwb/pfence of the workers ("DFC-TOTAL" of
 // the papers: announcements included); combiner_persistence() reports the combiners' own
@@ -57,8 +59,9 @@ class dfc_subject final : public subject {
 public:
     explicit dfc_subject(const subject_config& cfg)
         : scratch_(cfg.pool_dir, C::required_bytes(std::max(cfg.threads, 1u), node_capacity)),
-          c_(C::create(scratch_.region(), scratch_.bytes(), std::max(cfg.threads, 1u), {cfg.options.elimination})) {
+          c_(C::create(scratch_.region(), scratch_.bytes(), std::max(cfg.threads, 1u), options(cfg.options))) {
         for (std::uint64_t i = 0; i < cfg.initial_size; ++i) run(0, op::push_back, i, 0);
+        c_.release(0);  // the prefill ran on this thread; worker 0 takes thread id 0 next
     }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t) override {
         if constexpr (requires { c_.push(tid, a); }) {  // stack
@@ -85,6 +88,13 @@ public:
     }
 
 private:
+    static combining::dfc_options options(const subject_options& s) {
+        combining::dfc_options o;
+        o.elimination = s.elimination;
+        o.tid_claims = s.tid_claims;
+        return o;
+    }
+
     dfc_scratch_pool scratch_;
     C c_;
 };

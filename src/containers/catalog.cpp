@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "ferrite/containers/dfc_checks.hpp"
 #include "ferrite/containers/vector_recovery.hpp"
 
 namespace ferrite {
@@ -88,6 +89,19 @@ std::string describe_stored(const alloc::directory_entry& e) {
     return "a " + std::string(kind.empty() ? "object of kind " + std::to_string(e.kind) : std::string(kind)) + " of " +
            type + " (" + std::to_string(e.element_size) + "-byte elements, alignment " +
            std::to_string(e.element_align) + ")";
+}
+
+// A DFC entry's structure validated whole, read-only (containers/dfc_checks.hpp), and the
+// pool offsets of the heap blocks it owns. Elements are opaque words: any T checks the same.
+std::vector<std::uint64_t> dfc_blocks(object_kind kind, const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
+                                      std::uint64_t anchor) {
+    switch (kind) {
+        case object_kind::dfc_stack: return containers::dfc_owned_blocks<dfc_stack<std::uint64_t>>(pool, heap, anchor);
+        case object_kind::dfc_queue: return containers::dfc_owned_blocks<dfc_queue<std::uint64_t>>(pool, heap, anchor);
+        case object_kind::dfc_deque: return containers::dfc_owned_blocks<dfc_deque<std::uint64_t>>(pool, heap, anchor);
+        case object_kind::vector: break;  // not a DFC kind
+    }
+    return {};
 }
 }  // namespace
 
@@ -277,11 +291,10 @@ void catalog::validate_object(const alloc::directory_entry& e,
             }
             case object_kind::dfc_stack:
             case object_kind::dfc_queue:
-            case object_kind::dfc_deque: {
-                std::size_t bytes = 0;
-                blocks.emplace_back(dfc_region(name, e.anchor, bytes), name);
+            case object_kind::dfc_deque:
+                for (const auto off : dfc_blocks(kind, pool_, *heap_, e.anchor))
+                    blocks.emplace_back(pool_.base() + off, name);
                 break;
-            }
         }
     } catch (const damaged_pool& x) {
         rethrow_named(x, name);

@@ -47,4 +47,11 @@ unsigned this_thread_id() {
 
 unsigned thread_id_high_water() noexcept { return g_high_water.load(std::memory_order_acquire); }
 
+namespace detail {
+std::uint64_t assign_thread_token() noexcept {
+    static std::atomic<std::uint64_t> next{1};  // 2^64 tokens: never wraps
+    return thread_token = next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace detail
+
 }  // namespace ferrite::sync

@@ -91,8 +91,9 @@ int list() {
 bench::subject_options parse_ablation(const std::string& name, const std::string& where) {
     const auto options = bench::ablation_from_string(name);
     if (!options)
-        throw usage_error(where + ": the ablation must be none, no-nt, no-futex, no-nt-no-futex or no-elimination, not '" +
-                          name + "'");
+        throw usage_error(where +
+                          ": the ablation must be none, no-nt, no-futex, no-nt-no-futex, no-elimination or "
+                          "no-tid-claims, not '" + name + "'");
     return *options;
 }
 
@@ -181,7 +182,8 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
     c->add_option("--initial-size", args.initial_size,
                   "elements in the structure before timing (default: 1024 for get/swap workloads, else 0)");
     c->add_option("--seed", args.seed, "seed of the operation streams (default 1)");
-    c->add_option("--ablation", args.ablation, "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination");
+    c->add_option("--ablation", args.ablation,
+                  "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims");
     c->add_option("--pwb-ns", args.pwb_ns, "with --backend emulated: busy-wait per written-back line (default 100)");
     c->add_option("--fence-ns", args.fence_ns, "with --backend emulated: busy-wait per fence (default 0)");
     c->add_flag("--json", args.json, "print JSON records instead of the table (schema in docs/cli.md)");

@@ -27,6 +27,8 @@
 //
 // The structure supplies (see dfc_stack.hpp for a complete one):
 //   static constexpr unsigned root_count;                  // root words (<= 3)
+//   static constexpr std::uint64_t op_names;               // its op codes are 1..op_names
+//   static constexpr std::string_view kind_name;           // "dfc_stack": errors name it
 //   template <class Phase> static void combine(Phase& ph) noexcept;
 //       ph.ops(): the collected operations (tid order); ph.list(0..3): scratch lists;
 //       ph.elimination(); ph.root(k);
@@ -35,10 +37,12 @@
 //       in LINEARIZATION ORDER (eliminated pairs first, then the order applied).
 //   template <class NodeAt, class Visit> static void reachable(const std::uint64_t* roots,
 //       NodeAt&& node, Visit&& visit);
-//       calls visit(n) for every node of the active version (recovery GC) before reading
-//       node(n) (visit throws ferrite::error on a link outside the pool or a cycle); may
-//       repair links that no committed version reads; throws ferrite::error on a malformed
-//       list.
+//       reads only: calls visit(n) for every node of the active version (recovery GC)
+//       before reading node(n) (visit throws damaged_pool on a link outside the pool or a
+//       cycle); throws damaged_pool (dfc_validation::damaged) on a malformed list.
+//   template <class NodeAt> static void repair(const std::uint64_t* roots, NodeAt&& node);
+//       after reachable() accepted the version: clear links that no committed version
+//       reads (queue, deque: #8).
 // The engine owns the order collect -> structure -> pwb -> pfence -> cEpoch commit ->
 // publish, so every structure gets the fence order right by construction.
 //
@@ -86,6 +90,11 @@
 //     combiner's lines stay in one core. It changes who combines, never what a phase does.
 //     Measured in docs/results.md (more throughput from 2 threads on; a latency cost when
 //     threads take turns with pauses, kept small by the adaptation).
+//   * Recovery trusts nothing (the papers' recovery trusts the media): every word open()
+//     and recover() read is checked first, and a damaged region is refused with nothing
+//     written (dfc_validation.hpp: each word's domain, and why no crash leaves it).
+//   * A thread id is claimed by the first thread that uses it (the papers assume one thread
+//     per record; two would lose acknowledged operations): dfc_tid_claims.hpp.
 //
 // Crash consistency
 //   persistent: cEpoch, both root copies, every thread record, the nodes.
@@ -126,6 +135,9 @@
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/combining/dfc_node_pool.hpp"
 #include "ferrite/combining/dfc_node_store.hpp"
+#include "ferrite/combining/dfc_tid_claims.hpp"
+#include "ferrite/combining/dfc_types.hpp"
+#include "ferrite/combining/dfc_validation.hpp"
 #include "ferrite/combining/publication.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/counters.hpp"
@@ -134,67 +146,6 @@
 #include "ferrite/sync/wait_policy.hpp"
 
 namespace ferrite::combining {
-
-struct dfc_options {
-    bool elimination = true;  // pair opposite operations inside a phase (stack, deque)
-    // The heap the node pool grows into once the region's nodes are all in use (null: the
-    // pool keeps the region's capacity and a push beyond it answers `full`). A structure
-    // that grew must be opened with its heap, between heap.recover() and
-    // heap.finish_recovery() (dfc_node_store.hpp).
-    alloc::buddy_heap* grow_from = nullptr;
-    // create() only: nodes in the first grown chunk; chunk k holds this << (k - 1).
-    std::uint64_t first_growth_nodes = 4096;
-};
-
-// What recovered(tid) tells a thread about its latest operation.
-struct dfc_recovered_op {
-    std::uint64_t seq = 0;      // 0: the thread never announced an operation
-    bool took_effect = false;   // its announcement was durable: it was executed, exactly once
-    std::uint64_t name = 0;     // the structure's operation code
-    std::uint64_t param = 0;
-    dfc_response response;      // valid when took_effect
-};
-
-// One collected operation, as the structure's combine() sees it.
-struct dfc_op {
-    unsigned tid;
-    unsigned slot;
-    std::uint64_t name, param, seq;
-    bool answered;
-};
-
-// Trace policy (tests and crash targets): every response in linearization order, and the
-// end of each committed phase. Called by the combiner only.
-struct dfc_no_trace {
-    void respond(const dfc_op&, const dfc_response&, std::uint64_t /*epoch*/) noexcept {}
-    void phase_done(std::uint64_t /*epoch*/) noexcept {}
-};
-
-// Statistics: phases, operations, and the combiner's own persistence instructions (the
-// papers' "DFC" figures; the announcements' are the rest of "DFC-TOTAL").
-class dfc_stats {
-public:
-    void on_phase(std::size_t ops, const pmem::counters& c) noexcept {  // combiner only
-        bump(phases_, 1);
-        bump(ops_, ops);
-        bump(pwb_, c.pwb_lines);
-        bump(pfence_, c.pfences);
-    }
-    std::uint64_t phases() const noexcept { return phases_.load(std::memory_order_relaxed); }
-    std::uint64_t ops() const noexcept { return ops_.load(std::memory_order_relaxed); }
-    std::uint64_t combiner_pwbs() const noexcept { return pwb_.load(std::memory_order_relaxed); }
-    std::uint64_t combiner_pfences() const noexcept { return pfence_.load(std::memory_order_relaxed); }
-    double mean_batch_size() const noexcept {
-        const auto p = phases();
-        return p ? static_cast<double>(ops()) / static_cast<double>(p) : 0;
-    }
-
-private:
-    static void bump(std::atomic<std::uint64_t>& a, std::uint64_t n) noexcept {
-        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    std::atomic<std::uint64_t> phases_{0}, ops_{0}, pwb_{0}, pfence_{0};
-};
 
 template <class S, class WaitPolicy = sync::spin_then_futex<>, class Trace = dfc_no_trace>
 class dfc {
@@ -212,9 +163,10 @@ public:
     // Format `bytes` bytes at `region` (64-byte aligned, zero-filled or not) for `threads`
     // threads, with as many nodes as fit. Throws usage_error if nothing fits.
     static dfc create(void* region, std::size_t bytes, unsigned threads, dfc_options o = {}, Trace tr = {}) {
-        check_region(region);
+        dfc_validation::check_region(region);
         if (threads == 0) throw usage_error("dfc: at least one thread id is needed");
-        const auto cap = dfc_region::capacity_for(bytes, threads);
+        // At most 2^32 - 1 nodes in the region: a node index has 32 bits (dfc_node_store.hpp).
+        const auto cap = std::min(dfc_region::capacity_for(bytes, threads), dfc_index_mask);
         if (cap == 0)
             throw usage_error("dfc: " + std::to_string(bytes) + " bytes hold no node for " + std::to_string(threads) +
                               " threads; give at least " + std::to_string(required_bytes(threads, 64)));
@@ -249,24 +201,22 @@ public:
         r.header->magic = dfc_magic;  // PP: create's commit point
         pmem::pwb(r.header);
         pmem::pfence();
-        dfc d(r, o, std::move(tr));
+        dfc_chunk_map m;
+        m.count = 1;
+        m.base[0] = r.nodes + 1;
+        m.nodes[0] = cap;
+        dfc d(r, m, o, std::move(tr));
         d.v_->recovered = true;  // nothing to recover: every node is free
         return d;
     }
-    // Open a region formatted by create() and recover it (recover(): restartable; throws
-    // ferrite::error if the structure's lists are malformed). Then recovered(tid) tells each
-    // thread what became of its latest operation.
+    // Open a region formatted by create() and recover it (recover(): restartable). Throws
+    // damaged_pool (dfc_validation.hpp), having written nothing, if a word of the region (or
+    // of its chunk table against o.grow_from) is out of its domain. Then recovered(tid)
+    // tells each thread what became of its latest operation.
     static dfc open(void* region, std::size_t bytes, dfc_options o = {}, Trace t = {}) {
-        check_region(region);
-        const auto* h = static_cast<const dfc_header*>(region);
-        if (bytes < sizeof(dfc_header) || h->magic != dfc_magic)
-            throw error("dfc: no DFC structure at this region (bad magic); create one first");
-        if (h->roots != S::root_count)
-            throw error("dfc: the region holds a structure of another kind (" + std::to_string(h->roots) +
-                        " roots, this one has " + std::to_string(S::root_count) + ")");
-        if (h->threads == 0 || dfc_region::bytes(h->threads, h->capacity) > bytes)
-            throw error("dfc: the region is smaller than the structure it holds (truncated?)");
-        dfc d(dfc_region::at(region, h->threads), o, std::move(t));
+        const auto r = dfc_validation::header(region, bytes, S::root_count, S::kind_name);
+        const auto m = dfc_validation::chunks(r, region, bytes, o.grow_from, S::kind_name);
+        dfc d(r, m, o, std::move(t));
         d.recover();
         return d;
     }
@@ -276,10 +226,13 @@ public:
 
     // ---- operations ------------------------------------------------------------------
     // Announce operation `name` (>= 1) with `param` as thread `tid` and return its response
-    // once it is durable. Each tid must be used by one thread at a time. Throws usage_error,
-    // changing nothing, if tid is not one of the structure's thread ids.
+    // once it is durable. The first call claims tid for the calling thread until it exits
+    // or calls release(tid). Throws usage_error, changing nothing, if tid is not one of the
+    // structure's thread ids or another live thread holds it.
     dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) {
         check_tid(tid);
+        if (claims_) [[likely]]
+            claims_->claim(tid);
         auto& rec = r_.threads[tid];
         const std::uint64_t v = rec.valid.load(std::memory_order_relaxed);
         const unsigned slot = 1 - static_cast<unsigned>(v & 1);
@@ -318,6 +271,19 @@ public:
                 a.value.load(std::memory_order_relaxed)};
     }
 
+    // Give tid back so that another thread may use it (the calling thread holds it, or
+    // nobody: a no-op). Throws usage_error if another thread holds it.
+    void release(unsigned tid) {
+        check_tid(tid);
+        if (claims_) claims_->release(tid);
+    }
+    // The token (sync::this_thread_token) of the thread holding tid, 0 if free or if claims
+    // are off (dfc_options::tid_claims; tests).
+    std::uint64_t holder(unsigned tid) const {
+        check_tid(tid);
+        return claims_ ? claims_->owner(tid) : 0;
+    }
+
     // Throws usage_error if `tid` is not one of the thread ids fixed at create.
     void check_tid(unsigned tid) const {
         if (tid >= r_.header->threads)
@@ -336,20 +302,24 @@ public:
     // Finish the crashed phase (if any), rebuild the node bitmap, execute every durably
     // announced operation. open() calls it; later calls return at once (any number of
     // threads may call it: the first does the work, the others wait, the papers' rLock).
-    // Restartable after a crash inside it. Throws ferrite::error on malformed lists.
+    // Restartable after a crash inside it. Validates the epoch, the roots, every record and
+    // every link before its first write (damaged_pool, nothing written: dfc_validation.hpp).
     void recover() {
         std::lock_guard guard(v_->recovery);
         if (v_->recovered) return;
-        std::uint64_t c = r_.epoch->epoch.load(std::memory_order_relaxed);
-        if (c & 1) {
-            // The phase c-1 committed (c was persisted after its pfence). No write-back:
+        const std::uint64_t c = dfc_validation::epoch(r_, S::kind_name);  // rounded up
+        dfc_validation::roots(r_, v_->nodes, S::root_count, S::kind_name);
+        dfc_validation::records(r_, c, S::op_names, S::kind_name);
+        const std::uint64_t* roots = collect_garbage(c);  // validates the links
+        // Everything checked: the writes start here.
+        if (r_.epoch->epoch.load(std::memory_order_relaxed) != c) {
+            // The phase c-2 committed (c-1 was persisted after its pfence). No write-back:
             // see the header (every later recovery rounds the same way; a commit writes the
             // line back itself).
-            ++c;
             r_.epoch->epoch.store(c, std::memory_order_relaxed);
         }
         v_->nodes.recover_chunks();
-        collect_garbage(c);
+        S::repair(roots, [&](std::uint64_t n) -> dfc_node& { return v_->nodes.node(n); });
         const auto threads = r_.header->threads;
         for (std::uint64_t t = 0; t < threads; ++t) {
             auto& rec = r_.threads[t];
@@ -459,17 +429,16 @@ private:
         dfc_stats stats;
     };
 
-    dfc(dfc_region r, dfc_options o, Trace t) : r_(r), v_(std::make_unique<volatile_state>()) {
+    // r and m validated (dfc_validation.hpp): r's header is within its bytes.
+    dfc(dfc_region r, const dfc_chunk_map& m, dfc_options o, Trace t)
+        : r_(r), v_(std::make_unique<volatile_state>()),
+          claims_(o.tid_claims ? dfc_tid_claims::make(static_cast<unsigned>(r.header->threads), S::kind_name)
+                               : nullptr) {
         v_->options = o;
         v_->trace = std::move(t);
-        v_->nodes.attach(r.nodes, r.header->capacity, r.chunks, o.grow_from);  // may throw: nothing changed yet
+        v_->nodes.attach(m, r.chunks, o.grow_from);
         v_->ops.reserve(r.header->threads);
         for (auto& l : v_->lists) l.reserve(r.header->threads);
-    }
-
-    static void check_region(void* region) {
-        if (region == nullptr || reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
-            throw usage_error("dfc: the region must be 64-byte aligned (e.g. a pool root)");
     }
 
     // The sticky combiner: a thread whose operation is pending, and that did not run the
@@ -513,20 +482,20 @@ private:
         return seq_of(1) > seq_of(0) ? 1 : 0;
     }
 
-    // Recovery's garbage collection: every node reachable from the active roots is in use.
-    void collect_garbage(std::uint64_t c) {
+    // Recovery's garbage collection: every node reachable from the active roots is in use
+    // (the volatile bitmap; the walk checks every link: dfc_validation::links). Returns the
+    // active root copy's words (cEpoch c, rounded).
+    const std::uint64_t* collect_garbage(std::uint64_t c) {
         auto& store = v_->nodes;
         store.reset_all_free();
-        std::uint64_t roots[dfc_max_roots];
-        for (unsigned k = 0; k < S::root_count; ++k)
-            roots[k] = r_.roots[(c / 2) % 2].node[k].load(std::memory_order_relaxed);
-        S::reachable(
-            roots, [&](std::uint64_t n) -> dfc_node& { return store.node(n); },
-            [&](std::uint64_t n) {
-                if (!store.contains(n)) throw error("dfc recovery: a link points outside the node pool");
-                if (!store.is_free(n)) throw error("dfc recovery: a node is reachable twice (cycle)");
-                store.take(n);
-            });
+        dfc_validation::links<S>(r_, store, c, [&](std::uint64_t n) {
+            if (!store.is_free(n)) return false;
+            store.take(n);
+            return true;
+        });
+        auto* roots = v_->work_roots;
+        for (unsigned k = 0; k < S::root_count; ++k) roots[k] = r_.roots[(c / 2) % 2].node[k].load(std::memory_order_relaxed);
+        return roots;
     }
 
     // One combining phase (alg. 51-85 with REDUCE's collection). Holds the combiner lock.
@@ -583,6 +552,8 @@ private:
 
     dfc_region r_;
     std::unique_ptr<volatile_state> v_;
+    std::shared_ptr<dfc_tid_claims> claims_;  // volatile; shared with the threads' exit lists;
+                                              // null: dfc_options::tid_claims off
 };
 
 }  // namespace ferrite::combining

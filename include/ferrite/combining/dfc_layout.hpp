@@ -17,6 +17,9 @@
 // (axiom 1): the combiner writes `epoch` before `status`, so a durable response implies a
 // durable collection epoch (003:L299); the owner writes `seq` last, so a durable `seq`
 // implies a durable announcement.
+//
+// Nothing here is trusted when read back: the domain of every word, and why a crash cannot
+// leave a word outside it, is in dfc_validation.hpp, which open and recovery run first.
 #pragma once
 
 #include <atomic>

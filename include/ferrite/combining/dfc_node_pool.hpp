@@ -14,6 +14,8 @@
 // Crash consistency: nothing here is persistent except the nodes themselves, which the
 // structures write and write back (their headers say when). The bitmap is rebuilt by
 // recovery (reset_all_free + take for every reachable node) before anything allocates.
+// take/release/is_free index the bitmap with n unchecked: node numbers read from the media
+// reach them only after dfc_validation.hpp found them in 1..capacity.
 #pragma once
 
 #include <bit>

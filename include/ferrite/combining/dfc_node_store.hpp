@@ -25,63 +25,65 @@
 //               committed version reaches is in a chunk the media knows.
 //   crash after allocate, before the table entry is durable: the block is an unconfirmed
 //               allocation, which heap.finish_recovery() frees.
-//   crash after the table entry, before the confirmation: attach() finds the block still
+//   crash after the table entry, before the confirmation: validation finds the block still
 //               pending; recover_chunks() confirms it (confirm_allocation is idempotent).
 //   Hence a DFC structure that can grow is opened between heap.recover() and
 //   heap.finish_recovery(), as every heap client is (buddy_heap.hpp).
+//
+// Validation: the store trusts nothing it did not check. The table's words, the chunk sizes
+// and the heap blocks behind them are validated before attach() (dfc_validation.hpp), and
+// node numbers read from the media (roots, links) go through contains() before node(); only
+// the combiner's own allocations and the links it wrote since are used unchecked.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <string>
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/combining/dfc_node_pool.hpp"
-#include "ferrite/error.hpp"
 #include "ferrite/pmem/primitives.hpp"
 
 namespace ferrite::combining {
 
+inline constexpr unsigned dfc_index_bits = 32;  // node number = chunk << 32 | index (from 1)
+inline constexpr std::uint64_t dfc_index_mask = (std::uint64_t{1} << dfc_index_bits) - 1;
+
+// Where the chunks of a node pool are (chunk 0 in the region, the grown ones in heap blocks),
+// as validation found them (dfc_validation.hpp). Volatile.
+struct dfc_chunk_map {
+    unsigned count = 0;
+    std::array<dfc_node*, dfc_max_chunks> base{};        // node index 1 of each chunk
+    std::array<std::uint64_t, dfc_max_chunks> nodes{};   // its node count
+    bool contains(std::uint64_t n) const noexcept {
+        const std::uint64_t k = n >> dfc_index_bits, i = n & dfc_index_mask;
+        return k < count && i >= 1 && i <= nodes[k];
+    }
+    const dfc_node& node(std::uint64_t n) const noexcept {  // requires contains(n)
+        return base[n >> dfc_index_bits][(n & dfc_index_mask) - 1];
+    }
+};
+
 class dfc_node_store {
 public:
-    static constexpr unsigned index_bits = 32;
-    static constexpr std::uint64_t index_mask = (std::uint64_t{1} << index_bits) - 1;
+    static constexpr unsigned index_bits = dfc_index_bits;
+    static constexpr std::uint64_t index_mask = dfc_index_mask;
 
     // Nodes in chunk k >= 1 of a table whose first grown chunk holds `first` nodes.
     static constexpr std::uint64_t grown_chunk_nodes(std::uint64_t first, unsigned k) noexcept {
         return first << (k - 1);
     }
 
-    // Bind to a region's chunk 0 and chunk table. Checks every grown chunk against `heap`
-    // (which may be null only if the structure never grew) and throws ferrite::error,
-    // changing nothing, if the table does not describe live blocks of that heap.
-    void attach(dfc_node* region_nodes, std::uint64_t region_capacity, dfc_chunk_table* table,
-                alloc::buddy_heap* heap) {
+    // Bind to the chunks validation found (dfc_validation.hpp: every word of the chunk table
+    // checked against `heap`, which is null only if the structure never grew) and to the
+    // table that growth appends to. Reads nothing from the media itself.
+    void attach(const dfc_chunk_map& chunks, dfc_chunk_table* table, alloc::buddy_heap* heap) {
         table_ = table;
         heap_ = heap;
-        chunks_ = 1;
-        base_[0] = region_nodes + 1;  // node numbers of chunk 0 start at 1, nodes[0] unused
-        capacity_[0] = region_capacity;
-        const std::uint64_t first = table->first_growth_nodes;
-        for (unsigned k = 1; k < dfc_max_chunks && table->offset[k - 1] != 0; ++k) {
-            const std::uint64_t nodes = grown_chunk_nodes(first, k);
-            if (first == 0 || first > index_mask || nodes > index_mask)  // first bounded: no shift wraps
-                throw error("dfc: the node chunk table is corrupt (chunk " + std::to_string(k) + " has no valid size)");
-            if (heap == nullptr)
-                throw error("dfc: this structure grew its node pool into a heap; open it with that heap "
-                            "(dfc_options::grow_from)");
-            void* block = heap->at(table->offset[k - 1]);
-            const auto st = heap->state(block);
-            if ((st != alloc::block_state::live && st != alloc::block_state::allocation_pending) ||
-                heap->block_size(block) < nodes * sizeof(dfc_node))
-                throw error("dfc: node chunk " + std::to_string(k) + " is not a live block of the heap (" +
-                            alloc::to_string(st) +
-                            "): wrong heap, corrupt pool, or the heap finished its recovery before this "
-                            "structure was opened (open it between heap.recover() and heap.finish_recovery())");
-            base_[k] = static_cast<dfc_node*>(block);
-            capacity_[k] = nodes;
-            chunks_ = k + 1;
+        chunks_ = chunks.count;
+        for (unsigned k = 0; k < chunks_; ++k) {
+            base_[k] = chunks.base[k];
+            capacity_[k] = chunks.nodes[k];
         }
         reset_all_free();
     }

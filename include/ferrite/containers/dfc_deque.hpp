@@ -26,8 +26,14 @@
 //     only ever writes the committed head's prev and a rear push the current tail's next,
 //     which is the committed tail or a node of this phase. (Pops then pushes on one side,
 //     possible without elimination, would write the prev of a committed *interior* node.)
-//     Recovery's GC walks head -> tail, checks every prev link, and clears head.prev and
-//     tail.next (fields nothing reads: no write-back needed).
+//     Recovery's GC walks head -> tail and checks every prev link (reachable(), reading
+//     only); once every check passed, repair() clears head.prev and tail.next (fields
+//     nothing reads: no write-back needed).
+//
+// Validation (combining/dfc_validation.hpp): besides the engine's checks of every node
+// number on the walk, reachable() refuses head and tail that disagree on emptiness, a prev
+// that does not mirror its next, and a list that ends before the tail (damaged_pool, region
+// "dfc_deque").
 //   * #9: a node freed by a pop can be reused by a push of the same phase in the paper; a
 //     crash before the commit then corrupts the committed version. The engine frees only
 //     after the commit (dfc.hpp).
@@ -38,6 +44,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferrite/containers/dfc_stack.hpp"
@@ -58,6 +65,8 @@ public:
 
     struct structure {
         static constexpr unsigned root_count = 2;  // head (front), tail (rear)
+        static constexpr std::uint64_t op_names = 4;  // push/pop front/back
+        static constexpr std::string_view kind_name = "dfc_deque";
 
         template <class Phase>
         static void combine(Phase& ph) noexcept {
@@ -138,19 +147,22 @@ public:
         template <class NodeAt, class Visit>
         static void reachable(const std::uint64_t* roots, NodeAt&& node, Visit&& visit) {
             const std::uint64_t head = roots[0], tail = roots[1];
-            if ((head == 0) != (tail == 0)) throw error("dfc_deque recovery: head and tail disagree on emptiness");
+            if ((head == 0) != (tail == 0)) combining::dfc_validation::damaged(kind_name, "head and tail disagree on emptiness");
             std::uint64_t prev = 0;
             for (std::uint64_t n = head; n != 0; prev = n, n = node(n).next) {
                 visit(n);  // checks the range and cycles before node(n) is read
                 if (prev != 0 && node(n).prev != prev)
-                    throw error("dfc_deque recovery: a prev link does not mirror its next link");
-                if (n == tail) {
-                    node(head).prev = 0;  // repairs (#8): fields no committed version reads
-                    node(n).next = 0;
-                    return;
-                }
+                    combining::dfc_validation::damaged(kind_name, "a prev link does not mirror its next link");
+                if (n == tail) return;  // head.prev and tail.next are not followed: see repair
             }
-            if (head != 0) throw error("dfc_deque recovery: the tail is not reachable from the head");
+            if (head != 0) combining::dfc_validation::damaged(kind_name, "the tail is not reachable from the head");
+        }
+        // #8: fields no committed version reads (head.prev, tail.next) are cleared.
+        template <class NodeAt>
+        static void repair(const std::uint64_t* roots, NodeAt&& node) noexcept {
+            if (roots[0] == 0) return;
+            node(roots[0]).prev = 0;
+            node(roots[1]).next = 0;
         }
     };
 

@@ -48,8 +48,25 @@ public:
         return Derived(Derived::engine_type::create(region, bytes, threads, o, std::move(t)));
     }
     // The container created earlier at `region`, recovered (see combining::dfc::open).
+    // Throws damaged_pool (kind damaged_object, region the kind name), writing nothing, if
+    // the region fails validation (combining/dfc_validation.hpp).
     static Derived open(void* region, std::size_t bytes, combining::dfc_options o = {}, Trace t = {}) {
         return Derived(Derived::engine_type::open(region, bytes, o, std::move(t)));
+    }
+
+    // ---- read-only checks (catalog, `ferrite pool check`): no recovery, nothing written --
+    // Every check open() and recovery make (header, chunk table against `heap`, epoch, root
+    // copies, thread records, links); throws what open() would. `heap` (null: the
+    // structure never grew) may be opened read-only and not yet recovered.
+    static void validate(const void* region, std::size_t bytes, const alloc::buddy_heap* heap = nullptr) {
+        combining::dfc_validation::all<typename Derived::structure>(region, bytes, heap);
+    }
+    // The blocks the structure owns: `region` first, then the heap block of every grown
+    // node chunk (chunk order), so that a caller can prove no two objects share a block.
+    // Checks the header and the chunk table first (the same errors as validate()).
+    static std::vector<const void*> owned_blocks(const void* region, std::size_t bytes,
+                                                 const alloc::buddy_heap* heap = nullptr) {
+        return combining::dfc_validation::owned_blocks<typename Derived::structure>(region, bytes, heap);
     }
 
     // ---- recovery and detectability ----------------------------------------------------
@@ -63,13 +80,24 @@ public:
     // Thread ids are 0..threads()-1, fixed at create.
     unsigned threads() const noexcept { return engine().threads(); }
 
+    // ---- thread ids: one thread at a time ----------------------------------------------
+    // A thread's first operation as `tid` claims it; while that thread lives, an operation
+    // of another thread as `tid` throws usage_error and does nothing (two threads on one id
+    // would lose operations). The claim ends when the thread exits, or when it calls
+    // release(tid), after which any thread may take tid (handing ids between the threads of
+    // a pool, say). release() of a free tid does nothing; of one held by another thread it
+    // throws usage_error. Claims are volatile and belong to this handle's engine: every
+    // thread given the same catalog object shares them; a reopened structure starts free.
+    void release(unsigned tid) { engine().release(tid); }
+
     auto& engine() noexcept { return static_cast<Derived&>(*this).e_; }
     const auto& engine() const noexcept { return static_cast<const Derived&>(*this).e_; }
     double mean_batch_size() const noexcept { return engine().stats().mean_batch_size(); }
 
 protected:
     // Operation `name` carrying v; false if the node pool is exhausted (no effect). Both
-    // throw usage_error, changing nothing, for a thread id the structure does not have.
+    // throw usage_error, changing nothing, for a thread id the structure does not have or
+    // one another thread holds.
     bool push_word(unsigned tid, std::uint64_t name, const T& v) {
         return engine().apply(tid, name, dfc_detail::to_word(v)).status == combining::dfc_status::ack;
     }

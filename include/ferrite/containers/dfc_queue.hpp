@@ -20,8 +20,14 @@
 //   * #8: the old tail is modified in place, although it belongs to the committed version.
 //     Invariant that makes this safe: no committed version ever reads its tail's `next`
 //     (traversals stop AT the tail), so the in-place write is invisible to the committed
-//     version if the phase crashes; recovery's GC walks head -> tail and clears tail.next
-//     (a repair of a field nothing reads: no write-back needed).
+//     version if the phase crashes; recovery's GC walks head -> tail (reachable(), reading
+//     only) and, once every check passed, repair() clears tail.next (a field nothing
+//     reads: no write-back needed).
+//
+// Validation (combining/dfc_validation.hpp): besides the engine's checks of every node
+// number on the walk (in a chunk; no cycle), reachable() refuses head and tail that disagree
+// on emptiness and a list that ends before the tail (damaged_pool, region "dfc_queue"). A
+// tail that is an interior node reads as a shorter queue: the media cannot tell it apart.
 //
 // Crash consistency: nodes of the committed version are never written except tail.next
 // (above); frees wait for the commit (dfc.hpp), so no committed node is reused by the phase
@@ -34,6 +40,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferrite/containers/dfc_stack.hpp"
@@ -54,6 +61,8 @@ public:
 
     struct structure {
         static constexpr unsigned root_count = 2;  // head, tail
+        static constexpr std::uint64_t op_names = 2;  // enqueue_op, dequeue_op
+        static constexpr std::string_view kind_name = "dfc_queue";
 
         template <class Phase>
         static void combine(Phase& ph) noexcept {
@@ -99,15 +108,17 @@ public:
         template <class NodeAt, class Visit>
         static void reachable(const std::uint64_t* roots, NodeAt&& node, Visit&& visit) {
             const std::uint64_t head = roots[0], tail = roots[1];
-            if ((head == 0) != (tail == 0)) throw error("dfc_queue recovery: head and tail disagree on emptiness");
+            if ((head == 0) != (tail == 0)) combining::dfc_validation::damaged(kind_name, "head and tail disagree on emptiness");
             for (std::uint64_t n = head; n != 0; n = node(n).next) {
                 visit(n);  // checks the range and cycles before node(n) is read
-                if (n == tail) {
-                    node(n).next = 0;  // repair (#8): a crashed phase may have linked past the tail
-                    return;
-                }
+                if (n == tail) return;  // tail.next is not followed: see repair
             }
-            if (head != 0) throw error("dfc_queue recovery: the tail is not reachable from the head");
+            if (head != 0) combining::dfc_validation::damaged(kind_name, "the tail is not reachable from the head");
+        }
+        // #8: a crashed phase may have linked past the tail; nothing reads tail.next.
+        template <class NodeAt>
+        static void repair(const std::uint64_t* roots, NodeAt&& node) noexcept {
+            if (roots[1] != 0) node(roots[1]).next = 0;
         }
     };
 

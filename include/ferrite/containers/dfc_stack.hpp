@@ -18,6 +18,9 @@
 // Crash consistency: only new nodes are written (never a node of the committed version),
 // and top is written to the *inactive* root copy, so a crash before the phase's commit
 // leaves the committed stack intact; recovery's GC walks top -> next from the active copy.
+// Validation (combining/dfc_validation.hpp): reachable() only reads, and the engine's visit
+// checks every node number (in a chunk, not seen before: a cycle) before its node is read,
+// so a damaged link is refused (damaged_pool, region "dfc_stack") before recovery writes.
 // LP: the respond() of each operation (eliminated pairs first, push then pop, then the
 // surplus in order). PP: the engine's commit (dfc.hpp).
 //
@@ -38,6 +41,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -79,6 +83,8 @@ public:
     // The stack's hooks for the engine (see dfc.hpp).
     struct structure {
         static constexpr unsigned root_count = 1;
+        static constexpr std::uint64_t op_names = 2;  // push_op, pop_op
+        static constexpr std::string_view kind_name = "dfc_stack";
 
         template <class Phase>
         static void combine(Phase& ph) noexcept {
@@ -119,6 +125,8 @@ public:
         static void reachable(const std::uint64_t* roots, NodeAt&& node, Visit&& visit) {
             for (std::uint64_t n = roots[0]; n != 0; n = node(n).next) visit(n);  // visit checks range/cycles
         }
+        template <class NodeAt>
+        static void repair(const std::uint64_t*, NodeAt&&) noexcept {}  // no link goes unread
     };
 
     using engine_type = combining::dfc<structure, WaitPolicy, Trace>;
