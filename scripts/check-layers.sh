@@ -35,7 +35,8 @@ for layer in "${!allowed[@]}"; do
     while IFS= read -r hit; do
       [ -n "$hit" ] || continue
       file=${hit%%:*}; rest=${hit#*:}; line=${rest%%:*}
-      target=$(sed -E 's/.*#include *"([^"]+)".*/\1/' <<<"${rest#*:}")
+      [[ ${rest#*:} =~ \#[[:space:]]*include[[:space:]]*\"([^\"]+)\" ]] || continue
+      target=${BASH_REMATCH[1]}
       case "$target" in
         ferrite/error.hpp) continue ;;
         ferrite/"$layer"/*) continue ;;
