@@ -286,6 +286,7 @@ public:
 
     // Throws usage_error if `tid` is not one of the thread ids fixed at create.
     void check_tid(unsigned tid) const {
+        require_open();
         if (tid >= r_.header->threads)
             throw usage_error("dfc: thread id " + std::to_string(tid) + " is out of range: this structure has " +
                               std::to_string(r_.header->threads) + " thread ids (0.." +
@@ -305,6 +306,7 @@ public:
     // Restartable after a crash inside it. Validates the epoch, the roots, every record and
     // every link before its first write (damaged_pool, nothing written: dfc_validation.hpp).
     void recover() {
+        require_open();
         std::lock_guard guard(v_->recovery);
         if (v_->recovered) return;
         const std::uint64_t c = dfc_validation::epoch(r_, S::kind_name);  // rounded up
@@ -356,7 +358,11 @@ public:
     }
 
     // ---- observers (quiescent use: tests, checkers, tools) -----------------------------
-    unsigned threads() const noexcept { return static_cast<unsigned>(r_.header->threads); }
+    unsigned threads() const noexcept { return v_->threads; }  // fixed at create: read at open
+    // Throws usage_error if the region's pool (dfc_options::in_pool) was closed.
+    void require_open() const {
+        if (v_->options.in_pool) v_->options.in_pool->require_open(S::kind_name);
+    }
     std::uint64_t capacity() const noexcept { return v_->nodes.capacity(); }  // every chunk's
     unsigned node_chunks() const noexcept { return v_->nodes.chunks(); }
     bool contains(std::uint64_t n) const noexcept { return v_->nodes.contains(n); }
@@ -417,6 +423,7 @@ private:
         std::atomic<unsigned> deferral{max_deferral};            // adaptive: see defer_to_last_combiner
         alignas(line) std::mutex recovery;                // rLock
         bool recovered = false;
+        unsigned threads = 0;  // the header's, validated at open
         dfc_options options;
         Trace trace;
         dfc_node_store nodes;  // chunk table binding + volatile bitmaps
@@ -434,9 +441,10 @@ private:
         : r_(r), v_(std::make_unique<volatile_state>()),
           claims_(o.tid_claims ? dfc_tid_claims::make(static_cast<unsigned>(r.header->threads), S::kind_name)
                                : nullptr) {
-        v_->options = o;
+        v_->options = std::move(o);
+        v_->threads = static_cast<unsigned>(r.header->threads);
         v_->trace = std::move(t);
-        v_->nodes.attach(m, r.chunks, o.grow_from);
+        v_->nodes.attach(m, r.chunks, v_->options.grow_from);
         v_->ops.reserve(r.header->threads);
         for (auto& l : v_->lists) l.reserve(r.header->threads);
     }

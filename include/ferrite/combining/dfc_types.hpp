@@ -8,9 +8,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/pmem/counters.hpp"
+#include "ferrite/pmem/pool.hpp"
 
 namespace ferrite::alloc {
 class buddy_heap;
@@ -31,6 +33,11 @@ struct dfc_options {
     // enforced, the caller guarantees it; the benchmarks' no-tid-claims ablation, which
     // measures what the check costs. Volatile: chosen at every create/open.
     bool tid_claims = true;
+    // The pool the region lies in (the catalog sets it): every operation, query and
+    // recovery then first checks that the pool is still open and throws usage_error naming
+    // it once it was closed, instead of touching an unmapped region. Unset: a bare region
+    // that its caller keeps mapped.
+    std::optional<pmem::pool_ref> in_pool = std::nullopt;
 };
 
 // What recovered(tid) tells a thread about its latest operation.

@@ -225,6 +225,7 @@ private:
         }
         auto& entry = entry_for(name, type, persistent_name_of<T>());
         o.grow_from = heap_;
+        o.in_pool = pool_;  // a handle kept past the pool's close refuses, naming the pool
         auto c = guarded(entry, [&] {
             if (entry.anchor == 0) {
                 const std::size_t bytes = C::required_bytes(threads, nodes);

@@ -181,6 +181,7 @@ public:
     std::vector<T> unsynchronized_contents() const { return this->walk(true); }
     // Empty if the links are consistent (next and prev mirror each other between the ends).
     std::string unsynchronized_check() const {
+        e_.require_open();
         const std::uint64_t head = e_.root(0), tail = e_.root(1);
         if ((head == 0) != (tail == 0)) return "head and tail disagree on emptiness";
         std::uint64_t steps = 0;

@@ -110,6 +110,7 @@ protected:
     // The elements along `next` from root 0, up to root 1 if `until_root1` (quiescent only).
     std::vector<T> walk(bool until_root1) const {
         const auto& e = engine();
+        e.require_open();
         std::vector<T> out;
         const std::uint64_t last = until_root1 ? e.root(1) : 0;
         for (std::uint64_t n = e.root(0); n != 0 && e.contains(n) && out.size() <= e.capacity(); n = e.node(n).next) {

@@ -1,7 +1,8 @@
 // Lifetime misuse (issue 16, "guards against misuse"): a pool moved after a catalog and its
 // structures were opened keeps working through them (they hold pmem::pool_ref, which shares
 // the mapping, not the `pool` object); after pool.close() every structure and the catalog
-// throw usage_error naming what was asked instead of touching an unmapped header; the heap
+// throw usage_error naming what was asked instead of touching an unmapped header (the
+// catalog's DFC handles too, through dfc_options::in_pool); the heap
 // cannot be moved at all (structures keep a pointer to it), which the compiler enforces.
 #include <gtest/gtest.h>
 
@@ -70,6 +71,42 @@ TEST_F(Lifetime, UseAfterCloseIsAUsageErrorNotACrash) {
     EXPECT_TRUE(says_closed([&] { (void)names.open_vector<double>("v"); }));
     EXPECT_TRUE(says_closed([&] { (void)names.list(); }));
     EXPECT_TRUE(says_closed([&] { names.validate(); }));
+}
+
+// The catalog's DFC handles hold their pool too (dfc_options::in_pool): after close, every
+// operation, query and recovery refuses, naming the pool, and nothing touches the region.
+TEST_F(Lifetime, ADfcHandleKeptPastTheCloseRefusesEveryCall) {
+    ferrite::catalog names(*pool_, *heap_);
+    auto q = names.open_dfc_queue<std::uint64_t>("q", 2);
+    auto s = names.open_dfc_stack<std::uint64_t>("s", 2);
+    auto d = names.open_dfc_deque<std::uint64_t>("d", 2);
+    ASSERT_TRUE(q->enqueue(0, 7));
+    ASSERT_TRUE(s->push(0, 7));
+    ASSERT_TRUE(d->push_back(0, 7));
+    const unsigned threads = q->threads();
+
+    pool_->close();
+    auto says_closed = [](auto&& f) {
+        try {
+            f();
+        } catch (const usage_error& e) {
+            const std::string what = e.what();
+            return what.find("was closed") != std::string::npos && what.find("dfc_") != std::string::npos;
+        }
+        return false;
+    };
+    EXPECT_TRUE(says_closed([&] { (void)q->enqueue(0, 8); }));
+    EXPECT_TRUE(says_closed([&] { (void)q->dequeue(1); }));
+    EXPECT_TRUE(says_closed([&] { (void)q->unsynchronized_contents(); }));
+    EXPECT_TRUE(says_closed([&] { (void)q->recover(0); }));
+    EXPECT_TRUE(says_closed([&] { q->recover(); }));
+    EXPECT_TRUE(says_closed([&] { (void)q->next_seq(0); }));
+    EXPECT_TRUE(says_closed([&] { q->release(0); }));
+    EXPECT_TRUE(says_closed([&] { (void)s->pop(0); }));
+    EXPECT_TRUE(says_closed([&] { (void)s->unsynchronized_contents(); }));
+    EXPECT_TRUE(says_closed([&] { (void)d->pop_front(0); }));
+    EXPECT_TRUE(says_closed([&] { (void)d->unsynchronized_check(); }));
+    EXPECT_EQ(q->threads(), threads);  // volatile: still answers
 }
 
 }  // namespace
