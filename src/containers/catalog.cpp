@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <set>
 
-#include "ferrite/containers/dfc_checks.hpp"
-#include "ferrite/containers/vector_recovery.hpp"
 
 namespace ferrite {
 
@@ -18,16 +16,6 @@ std::string_view builtin_type_name(std::uint32_t tag) noexcept {
                                                  "u16",  "u32",  "u64", "u128", "f32", "f64", "f80"};
     for (auto n : names)
         if (detail::fnv1a32(n) == tag) return n;
-    return {};
-}
-
-std::string_view to_string(object_kind k) noexcept {
-    switch (k) {
-        case object_kind::vector: return "vector";
-        case object_kind::dfc_stack: return "dfc_stack";
-        case object_kind::dfc_queue: return "dfc_queue";
-        case object_kind::dfc_deque: return "dfc_deque";
-    }
     return {};
 }
 
@@ -75,7 +63,6 @@ std::string readable_type_name(std::string name) {
 }
 
 std::string describe_stored(const alloc::directory_entry& e) {
-    const auto kind = to_string(static_cast<object_kind>(e.kind));
     std::string type;
     if (e.type_tag == 0) {
         type = "untagged elements";
@@ -86,23 +73,11 @@ std::string describe_stored(const alloc::directory_entry& e) {
         std::snprintf(buf, sizeof buf, "type tag 0x%08x", e.type_tag);
         type = buf;
     }
-    return "a " + std::string(kind.empty() ? "object of kind " + std::to_string(e.kind) : std::string(kind)) + " of " +
+    return "a " + containers::kind_name(e.kind) + " of " +
            type + " (" + std::to_string(e.element_size) + "-byte elements, alignment " +
            std::to_string(e.element_align) + ")";
 }
 
-// A DFC entry's structure validated whole, read-only (containers/dfc_checks.hpp), and the
-// pool offsets of the heap blocks it owns. Elements are opaque words: any T checks the same.
-std::vector<std::uint64_t> dfc_blocks(object_kind kind, const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
-                                      std::uint64_t anchor) {
-    switch (kind) {
-        case object_kind::dfc_stack: return containers::dfc_owned_blocks<dfc_stack<std::uint64_t>>(pool, heap, anchor);
-        case object_kind::dfc_queue: return containers::dfc_owned_blocks<dfc_queue<std::uint64_t>>(pool, heap, anchor);
-        case object_kind::dfc_deque: return containers::dfc_owned_blocks<dfc_deque<std::uint64_t>>(pool, heap, anchor);
-        case object_kind::vector: break;  // not a DFC kind
-    }
-    return {};
-}
 }  // namespace
 
 catalog::catalog(const pmem::pool_ref& pool, heap_type& heap, alloc::directory_options options)
@@ -121,17 +96,12 @@ void catalog::require_recovered(std::string_view name) const {
 alloc::directory_entry& catalog::entry_for(std::string_view name, const alloc::object_type& type,
                                            const std::string& type_name) {
     if (auto* e = directory_.find(name)) {
-        if (to_string(static_cast<object_kind>(e->kind)).empty())
-            throw pool_error(pool_errc::unknown_kind,
-                             "'" + printable(name) + "' in '" + pool_.path().string() + "' is an object of kind " +
-                                 std::to_string(e->kind) +
-                                 ", unknown to this version of ferrite (a pool written by a newer one); open it "
-                                 "with that version");
+        if (!containers::find_kind(e->kind)) throw_unknown_kind(*e);
         if (!e->type().accepts(type))
             throw pool_error(pool_errc::type_mismatch,
                              "'" + printable(name) + "' in '" + pool_.path().string() + "' holds " +
                                  describe_stored(*e) + "; asked for a " +
-                                 std::string(to_string(static_cast<object_kind>(type.kind))) + " of " +
+                                 containers::kind_name(type.kind) + " of " +
                                  readable_type_name(type_name) + " (" + std::to_string(type.element_size) +
                                  "-byte elements); open it with the type that created it, or use another name");
         return *e;
@@ -139,19 +109,17 @@ alloc::directory_entry& catalog::entry_for(std::string_view name, const alloc::o
     return directory_.find_or_add(name, type);
 }
 
+void catalog::throw_unknown_kind(const alloc::directory_entry& e) const {
+    throw pool_error(pool_errc::unknown_kind,
+                     "'" + printable(e.name_view()) + "' in '" + pool_.path().string() + "' is an object of kind " +
+                         std::to_string(e.kind) +
+                         ", unknown to this version of ferrite (a pool written by a newer one); open it with that "
+                         "version");
+}
+
 void catalog::rethrow_named(const damaged_pool& e, const std::string& name) {
     if (!e.object().empty()) throw e;
     throw damaged_pool(e.kind(), e.region(), name, e.region() + " '" + printable(name) + "': " + e.what());
-}
-
-void catalog::discard(void* pending_block) noexcept {
-    try {
-        heap_->confirm_allocation(pending_block);
-        heap_->deallocate(pending_block);
-        heap_->confirm_deallocation(pending_block);
-    } catch (...) {
-        // Left pending: the heap's next recovery frees it.
-    }
 }
 
 std::shared_ptr<void> catalog::find_live(std::string_view name, std::type_index type) {
@@ -169,18 +137,6 @@ std::shared_ptr<void> catalog::find_live(std::string_view name, std::type_index 
     return object;
 }
 
-// The heap block a DFC entry's anchor names, and its size. Throws ferrite::error if the
-// anchor names no allocated block (a damaged catalog).
-void* catalog::dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const {
-    void* region = pool_.base() + anchor;
-    bytes = heap_->block_size(region);
-    if (bytes == 0)
-        throw_damaged(pool_errc::damaged_catalog, "catalog", name,
-                      "its entry names no allocated heap block in '" + pool_.path().string() +
-                          "'; restore the pool from a copy");
-    return region;
-}
-
 void catalog::require_writable(std::string_view name) const {
     pool_.require_open("catalog: opening '" + printable(name) + "'");
     if (pool_.read_only())
@@ -189,36 +145,10 @@ void catalog::require_writable(std::string_view name) const {
                           "opened; open the pool with pool::open to use them");
 }
 
-void catalog::check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked) {
-    if (asked <= created) return;
-    throw usage_error("catalog: '" + std::string(name) + "' was created for " + std::to_string(created) +
-                      " thread ids (0.." + std::to_string(created - 1) + "); " + std::to_string(asked) +
-                      " were asked for. A DFC structure's thread count is fixed at create: open it with at most " +
-                      std::to_string(created) + ", or give the larger count to a new name");
-}
-
-// Recovery of a named DFC structure: confirm its block (a crash may have come between the
-// anchor and the confirmation), then open it, which runs its recovery (opaque elements:
-// any element type recovers the same way).
-void catalog::recover_dfc(object_kind kind, std::string_view name, std::uint64_t anchor) {
-    std::size_t bytes = 0;
-    void* region = dfc_region(name, anchor, bytes);
-    heap_->confirm_allocation(region);
-    combining::dfc_options o;
-    o.grow_from = heap_;
-    switch (kind) {
-        case object_kind::dfc_stack: (void)dfc_stack<std::uint64_t>::open(region, bytes, o); break;
-        case object_kind::dfc_queue: (void)dfc_queue<std::uint64_t>::open(region, bytes, o); break;
-        case object_kind::dfc_deque: (void)dfc_deque<std::uint64_t>::open(region, bytes, o); break;
-        case object_kind::vector: break;  // not a DFC kind: recover() never asks
-    }
-}
-
 std::vector<object_info> catalog::list() const {
     pool_.require_open("catalog::list");
     std::vector<object_info> out;
     for (const auto& e : directory_.entries()) {
-        const auto known = to_string(static_cast<object_kind>(e.kind));
         std::string type;
         if (e.type_tag != 0) {
             type = builtin_type_name(e.type_tag);
@@ -228,9 +158,8 @@ std::vector<object_info> catalog::list() const {
                 type = buf;
             }
         }
-        out.push_back({std::string(e.name_view()),
-                       known.empty() ? "unknown(" + std::to_string(e.kind) + ")" : std::string(known),
-                       e.element_size, e.element_align, e.anchor != 0, type});
+        out.push_back({std::string(e.name_view()), containers::kind_name(e.kind), e.element_size, e.element_align,
+                       e.anchor != 0, type});
     }
     return out;
 }
@@ -256,12 +185,12 @@ std::vector<object_check> catalog::check_objects() const {
     directory_.validate();
     std::vector<object_check> out;
     for (const auto& e : directory_.entries()) {
-        const auto kind = to_string(static_cast<object_kind>(e.kind));
-        object_check c{std::string(e.name_view()),
-                       kind.empty() ? "unknown(" + std::to_string(e.kind) + ")" : std::string(kind), {}};
+        object_check c{std::string(e.name_view()), containers::kind_name(e.kind), {}, {}};
         try {
             std::vector<std::pair<const void*, std::string>> blocks;
             validate_object(e, blocks);
+            if (e.anchor == 0) c.detail = "named, creation interrupted by a crash";
+            else c.detail = containers::find_kind(e.kind)->describe(pool_, *heap_, e);
         } catch (const std::exception& x) {
             c.problem = x.what();
         }
@@ -273,29 +202,11 @@ std::vector<object_check> catalog::check_objects() const {
 void catalog::validate_object(const alloc::directory_entry& e,
                               std::vector<std::pair<const void*, std::string>>& blocks) const {
     const std::string name(e.name_view());
-    const auto kind = static_cast<object_kind>(e.kind);
-    if (to_string(kind).empty())
-        throw pool_error(pool_errc::unknown_kind, "'" + printable(name) + "' in '" + pool_.path().string() +
-                                                      "' is an object of kind " + std::to_string(e.kind) +
-                                                      ", unknown to this version of ferrite; open the pool with "
-                                                      "the version that wrote it");
+    const auto* kind = containers::find_kind(e.kind);
+    if (!kind) throw_unknown_kind(e);
     if (e.anchor == 0) return;  // named, never created
     try {
-        switch (kind) {
-            case object_kind::vector: {
-                // Every header word, and the element shape the entry records (the header's own).
-                (void)containers::validate_vector(pool_, *heap_, e.anchor, {e.element_size, e.element_align});
-                for (const auto off : containers::vector_owned_blocks(pool_, *heap_, e.anchor))
-                    blocks.emplace_back(pool_.base() + off, name);
-                break;
-            }
-            case object_kind::dfc_stack:
-            case object_kind::dfc_queue:
-            case object_kind::dfc_deque:
-                for (const auto off : dfc_blocks(kind, pool_, *heap_, e.anchor))
-                    blocks.emplace_back(pool_.base() + off, name);
-                break;
-        }
+        for (const auto off : kind->validate(pool_, *heap_, e)) blocks.emplace_back(pool_.base() + off, name);
     } catch (const damaged_pool& x) {
         rethrow_named(x, name);
     }
@@ -308,15 +219,10 @@ void catalog::recover() {
     directory_.recover();
     for (const auto& e : directory_.entries()) {
         if (e.anchor == 0) continue;  // named, never created: nothing to recover
-        switch (static_cast<object_kind>(e.kind)) {
-            case object_kind::vector:
-                containers::recover_vector(pool_, *heap_, e.anchor);  // validates the header first
-                break;
-            case object_kind::dfc_stack:
-            case object_kind::dfc_queue:
-            case object_kind::dfc_deque:
-                recover_dfc(static_cast<object_kind>(e.kind), e.name_view(), e.anchor);
-                break;
+        try {
+            containers::find_kind(e.kind)->recover(pool_, *heap_, e);  // validate() found every kind
+        } catch (const damaged_pool& x) {
+            rethrow_named(x, std::string(e.name_view()));
         }
     }
 }

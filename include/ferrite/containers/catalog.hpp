@@ -53,22 +53,17 @@
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/alloc/spin_lock.hpp"
-#include "ferrite/containers/dfc_deque.hpp"
-#include "ferrite/containers/dfc_queue.hpp"
-#include "ferrite/containers/dfc_stack.hpp"
-#include "ferrite/containers/publish.hpp"
+#include "ferrite/containers/dfc_kinds.hpp"
+#include "ferrite/containers/object_kinds.hpp"
+#include "ferrite/containers/pfc_kinds.hpp"
 #include "ferrite/containers/type_tag.hpp"
-#include "ferrite/containers/vector.hpp"
+#include "ferrite/containers/vector_kind.hpp"
 
 namespace ferrite {
 
-// Kinds of named objects (alloc::object_type::kind). Never renumber: they are on media.
-enum class object_kind : std::uint32_t { vector = 1, dfc_stack = 2, dfc_queue = 3, dfc_deque = 4 };
-std::string_view to_string(object_kind k) noexcept;  // "" for a kind this build does not know
-
 struct object_info {
     std::string name;
-    std::string kind;  // "vector", "dfc_stack", ..., or "unknown(N)" for a kind this build does not know
+    std::string kind;  // the registered name ("vector", "dfc_stack", ...), or "unknown(N)" (object_kinds.hpp)
     std::uint64_t element_size;
     std::uint64_t element_align;
     bool created;  // false: named, but its creation was interrupted by a crash (opened empty)
@@ -80,6 +75,7 @@ struct object_check {
     std::string name;
     std::string kind;
     std::string problem;  // empty: valid
+    std::string detail;   // valid: the kind's one-line description ("12 elements, capacity 16")
 };
 
 class catalog {
@@ -95,52 +91,64 @@ public:
     catalog(const catalog&) = delete;
     catalog& operator=(const catalog&) = delete;
 
-    // The vector named `name`, created empty (with `initial_capacity`) if the pool has none.
-    // Every call for one name returns the same object while it is alive; asking for it with
-    // another engine meanwhile throws usage_error, as does a pool open read-only
-    // (pool::inspect: list() works there). Throws ferrite::error if `name` holds another
-    // kind of object or another element type.
+    // The object named `name`, of any registered kind (containers/object_kinds.hpp), created
+    // empty if the pool has none; `args` go to its kind's make (e.g. an initial capacity and
+    // options, or a DFC structure's thread count). Every call for one name returns the same
+    // object while it is alive; asking for it with another type meanwhile throws
+    // usage_error, as does a pool open read-only (pool::inspect: list() works there).
+    // Throws pool_error(type_mismatch) if `name` holds another kind of object or another
+    // element type, pool_error(unknown_kind) if a kind this build does not know, and
+    // damaged_pool naming the object if it is damaged; a failed create leaves no entry.
+    //   auto undo = names.open<ferrite::stack<std::uint64_t, ferrite::alloc::buddy_heap>>("undo");
+    template <containers::nameable T, class... Args>
+    std::shared_ptr<T> open(std::string_view name, Args&&... args) {
+        using kind = containers::named_kind<T>;
+        using element = typename kind::element_type;
+        require_writable(name);
+        require_recovered(name);
+        const auto type = type_of<element>(kind::id);
+        std::lock_guard guard(*lock_);
+        if (auto live = find_live(name, typeid(T))) {
+            auto object = std::static_pointer_cast<T>(live);
+            if constexpr (requires { kind::check_shared(name, *object, args...); })
+                kind::check_shared(name, *object, args...);
+            return object;
+        }
+        auto& entry = entry_for(name, type, persistent_name_of<element>());
+        const containers::named_context context{pool_, *heap_, name};
+        auto object = guarded(entry, [&] {
+            return std::make_shared<T>(kind::make(context, entry.anchor, std::forward<Args>(args)...));
+        });
+        live_.insert_or_assign(std::string(name), live_object{object, typeid(T)});
+        return object;
+    }
+
+    // Thin wrappers over open<T>, for the kinds of the first releases.
+    // The vector named `name` (created with `initial_capacity`).
     template <class T, class EngineSelector = containers::use_pfc>
     std::shared_ptr<vector<T, heap_type, EngineSelector>> open_vector(std::string_view name,
                                                                       std::size_t initial_capacity = 16,
                                                                       containers::vector_options opts = {}) {
-        using vector_type = vector<T, heap_type, EngineSelector>;
-        const auto type = type_of<T>(object_kind::vector);
-        require_writable(name);
-        require_recovered(name);
-        std::lock_guard guard(*lock_);
-        if (auto live = find_live(name, typeid(vector_type))) return std::static_pointer_cast<vector_type>(live);
-        auto& entry = entry_for(name, type, persistent_name_of<T>());
-        auto v = guarded(entry, [&] {
-            return std::make_shared<vector_type>(
-                entry.anchor == 0 ? vector_type::create(pool_, *heap_, entry.anchor, initial_capacity, opts)
-                                  : vector_type::open(pool_, *heap_, entry.anchor, opts));
-        });
-        live_.insert_or_assign(std::string(name), live_object{v, typeid(vector_type)});
-        return v;
+        return open<vector<T, heap_type, EngineSelector>>(name, initial_capacity, opts);
     }
-
-    // The detectable flat-combining structure named `name` (combining/dfc.hpp), created empty
-    // for thread ids 0..threads-1 with `initial_nodes` nodes in its region if the pool has
-    // none; its node pool grows into the heap. An existing one keeps the thread count it
-    // was created with (->threads()): asking for fewer opens it, asking for more throws
-    // usage_error and changes nothing (those thread ids do not exist). After a crash, each
-    // thread's ->recover(tid) tells what became of its latest operation. Same sharing and
-    // errors as open_vector.
+    // The detectable flat-combining structure named `name` (containers/dfc_kinds.hpp: thread
+    // ids 0..threads-1, `initial_nodes` in its region, the node pool growing into the heap;
+    // an existing one keeps its thread count: asking for more is a usage_error). After a
+    // crash, each thread's ->recover(tid) tells what became of its latest operation.
     template <class T>
     std::shared_ptr<dfc_stack<T>> open_dfc_stack(std::string_view name, unsigned threads,
                                                  std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
-        return open_dfc<dfc_stack<T>, T>(name, object_kind::dfc_stack, threads, initial_nodes, o);
+        return open<dfc_stack<T>>(name, threads, initial_nodes, std::move(o));
     }
     template <class T>
     std::shared_ptr<dfc_queue<T>> open_dfc_queue(std::string_view name, unsigned threads,
                                                  std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
-        return open_dfc<dfc_queue<T>, T>(name, object_kind::dfc_queue, threads, initial_nodes, o);
+        return open<dfc_queue<T>>(name, threads, initial_nodes, std::move(o));
     }
     template <class T>
     std::shared_ptr<dfc_deque<T>> open_dfc_deque(std::string_view name, unsigned threads,
                                                  std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
-        return open_dfc<dfc_deque<T>, T>(name, object_kind::dfc_deque, threads, initial_nodes, o);
+        return open<dfc_deque<T>>(name, threads, initial_nodes, std::move(o));
     }
 
     // Every named object, in catalog order.
@@ -169,19 +177,15 @@ private:
         std::type_index type;
     };
     std::shared_ptr<void> find_live(std::string_view name, std::type_index type);
-    void* dfc_region(std::string_view name, std::uint64_t anchor, std::size_t& bytes) const;
-    void recover_dfc(object_kind kind, std::string_view name, std::uint64_t anchor);
     // Throws usage_error if the pool is open read-only: its objects can be listed, not opened.
     void require_writable(std::string_view name) const;
-    // Throws usage_error if `asked` thread ids exceed the `created` ones of structure `name`.
-    static void check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked);
     // Throws usage_error unless the heap's recovery finished (open_* would fail to grow).
     void require_recovered(std::string_view name) const;
 
     template <class T>
-    static alloc::object_type type_of(object_kind kind) {
+    static alloc::object_type type_of(std::uint32_t kind) {
         static_assert(sizeof(T) <= 0xffffffffu, "an element type must be smaller than 4 GiB");
-        return {static_cast<std::uint32_t>(kind), static_cast<std::uint32_t>(alignof(T)),
+        return {kind, static_cast<std::uint32_t>(alignof(T)),
                 static_cast<std::uint32_t>(sizeof(T)), type_tag_of<T>()};
     }
     // The entry named `name` if its kind and element type accept `type`, else a new one;
@@ -204,50 +208,10 @@ private:
             throw;
         }
     }
-    void discard(void* pending_block) noexcept;
+    [[noreturn]] void throw_unknown_kind(const alloc::directory_entry& e) const;
     [[noreturn]] static void rethrow_named(const damaged_pool& e, const std::string& name);
     // Validation of one entry's object; appends the heap blocks it owns to `blocks`.
     void validate_object(const alloc::directory_entry& e, std::vector<std::pair<const void*, std::string>>& blocks) const;
-
-    template <class C, class T>
-    std::shared_ptr<C> open_dfc(std::string_view name, object_kind kind, unsigned threads, std::uint64_t nodes,
-                                combining::dfc_options o) {
-        if (threads == 0 || nodes == 0)
-            throw usage_error("catalog: a DFC structure needs at least one thread id and one node");
-        require_writable(name);
-        require_recovered(name);
-        const auto type = type_of<T>(kind);
-        std::lock_guard guard(*lock_);
-        if (auto live = find_live(name, typeid(C))) {
-            auto c = std::static_pointer_cast<C>(live);
-            check_dfc_threads(name, c->threads(), threads);
-            return c;
-        }
-        auto& entry = entry_for(name, type, persistent_name_of<T>());
-        o.grow_from = heap_;
-        o.in_pool = pool_;  // a handle kept past the pool's close refuses, naming the pool
-        auto c = guarded(entry, [&] {
-            if (entry.anchor == 0) {
-                const std::size_t bytes = C::required_bytes(threads, nodes);
-                void* region = heap_->allocate(bytes);  // pending until the anchor names it
-                try {
-                    auto made = std::make_shared<C>(C::create(region, bytes, threads, o));  // durable before the anchor
-                    containers::publish_block(pool_, *heap_, entry.anchor, region);
-                    return made;
-                } catch (...) {
-                    if (entry.anchor == 0) discard(region);  // nothing names it: give it back now
-                    throw;
-                }
-            }
-            std::size_t bytes = 0;
-            void* region = dfc_region(name, entry.anchor, bytes);
-            if (bytes >= sizeof(combining::dfc_header))  // else open() reports the damage
-                check_dfc_threads(name, static_cast<const combining::dfc_header*>(region)->threads, threads);
-            return std::make_shared<C>(C::open(region, bytes, o));
-        });
-        live_.insert_or_assign(std::string(name), live_object{c, typeid(C)});
-        return c;
-    }
 
     pmem::pool_ref pool_;
     heap_type* heap_;

@@ -38,4 +38,18 @@ void publish_new(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, 
     if (data) heap.confirm_allocation(data);
 }
 
+// A block allocated for a create that failed before any anchor named it: given back now
+// (confirm, free, confirm) rather than at the heap's next recovery. A failure here leaves it
+// pending, and that recovery frees it.
+template <class Heap>
+void discard_pending_block(Heap& heap, void* block) noexcept {
+    try {
+        heap.confirm_allocation(block);
+        heap.deallocate(block);
+        heap.confirm_deallocation(block);
+    } catch (...) {
+        // Left pending: the heap's next recovery frees it.
+    }
+}
+
 }  // namespace ferrite::containers

@@ -108,7 +108,7 @@ TEST_F(CatalogTest, NamedDfcStructuresValidateReadOnlyAndOwnDisjointBlocks) {
         const auto bytes = heap.block_size(region);
         const auto before = std::vector<std::byte>(ro.base(), ro.base() + ro.size());
         std::vector<const void*> blocks;
-        if (e.kind == static_cast<std::uint32_t>(object_kind::dfc_stack)) {
+        if (e.kind == containers::named_kind<stack>::id) {
             EXPECT_NO_THROW(stack::validate(region, bytes, &heap));
             blocks = stack::owned_blocks(region, bytes, &heap);
         } else {
