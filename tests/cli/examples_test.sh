@@ -22,8 +22,10 @@ if python3 -c '
 import json, sys
 o = json.loads(sys.argv[1])["objects"]
 assert [x["name"] for x in o] == ["ids", "ticks", "jobs"], o
-assert o[1] == {"name": "ticks", "kind": "vector", "element_size": 24, "element_align": 8, "created": True}, o
-assert o[2] == {"name": "jobs", "kind": "dfc_queue", "element_size": 8, "element_align": 8, "created": True}, o
+assert o[1] == {"name": "ticks", "kind": "vector", "element_size": 24, "element_align": 8, "created": True,
+                "detail": "1600 elements, capacity 2048"}, o
+assert o[2]["kind"] == "dfc_queue" and o[2]["element_size"] == 8 and o[2]["created"], o
+assert o[2]["detail"].startswith("4 thread ids"), o
 ' "$json"; then ok; else bad "pool info --json objects: $json"; fi
 
 # Damage the catalog's first block (its magic word): every reader must refuse it, in one

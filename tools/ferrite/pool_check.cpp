@@ -50,7 +50,7 @@ nlohmann::json pool_check_json(const pmem::pool& p) {
                 catalog names(copy, recovered);
                 for (const auto& c : names.check_objects()) {
                     j["objects"].push_back({{"name", c.name}, {"kind", c.kind}, {"ok", c.problem.empty()},
-                                            {"problem", c.problem}});
+                                            {"problem", c.problem}, {"detail", c.detail}});
                     if (!c.problem.empty()) problems.push_back(c.problem);
                 }
                 names.validate();  // objects sharing a block
@@ -73,6 +73,9 @@ std::string pool_check_text(const nlohmann::json& j) {
     if (j["heap"].get<bool>()) o << ", heap consistent";
     if (j["catalog"].get<bool>()) o << ", " << j["objects"].size() << " named object(s) valid";
     o << ")\n";
+    for (const auto& x : j["objects"])
+        o << "  " << printable(x["name"].get<std::string>()) << "  " << x["kind"].get<std::string>() << ": "
+          << x["detail"].get<std::string>() << '\n';
     return o.str();
 }
 

@@ -1,6 +1,7 @@
 #include "pool_report.hpp"
 
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "ferrite/alloc/buddy_heap.hpp"
@@ -33,12 +34,22 @@ nlohmann::json heap_json(const pmem::pool& p, const alloc::buddy_heap& heap) {
 // The named objects of the pool's catalog (the pool has a heap and a catalog).
 nlohmann::json objects_json(pmem::pool& pool, alloc::buddy_heap& heap) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& o : catalog(pool, heap).list())
+    const catalog names(pool, heap);
+    // Each kind's own description (the registry's describe), or what is wrong with it:
+    // `pool check` is the report of damage, so a directory it refuses leaves these out.
+    std::map<std::string, std::string> details;
+    try {
+        for (const auto& c : names.check_objects())
+            details[c.name] = c.problem.empty() ? c.detail : "damaged: " + c.problem;
+    } catch (const std::exception&) {
+    }
+    for (const auto& o : names.list())
         out.push_back({{"name", o.name},
                        {"kind", o.kind},
                        {"element_size", o.element_size},
                        {"element_align", o.element_align},
-                       {"created", o.created}});
+                       {"created", o.created},
+                       {"detail", details[o.name]}});
     return out;
 }
 
@@ -116,7 +127,9 @@ std::string pool_info_text(const nlohmann::json& j) {
         for (const auto& x : j["objects"])
             o << "  " << x["name"].get<std::string>() << "  " << x["kind"].get<std::string>() << " of "
               << x["element_size"].get<std::uint64_t>() << "-byte elements"
-              << (x["created"].get<bool>() ? "" : " (named, creation interrupted by a crash)") << '\n';
+              << (x["created"].get<bool>() ? " (" + x["detail"].get<std::string>() + ")"
+                                           : " (named, creation interrupted by a crash)")
+              << '\n';
     }
     const auto& c = j["persistence"]["counters"];
     o << "backend         " << j["persistence"]["backend"].get<std::string>() << '\n'

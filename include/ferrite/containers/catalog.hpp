@@ -15,10 +15,14 @@
 //   for (const auto& o : names.list()) std::cout << o.name << ' ' << o.kind << '\n';
 //   auto jobs = names.open_dfc_queue<std::uint64_t>("jobs", /*threads*/ 8);  // detectable
 //
-// Built on alloc::name_directory (its layout and crash argument). Opening a name with
-// another kind or element type (size, alignment and type tag: containers/type_tag.hpp)
-// throws pool_error(type_mismatch) naming what the pool holds; nothing is changed. A name of
-// a kind this build does not know (a pool from a newer ferrite) is pool_error(unknown_kind).
+// Built on alloc::name_directory (its layout and crash argument) and the kind registry
+// (object_kinds.hpp): open<T> works for every type with a named_kind (vector_kind.hpp,
+// pfc_kinds.hpp, dfc_kinds.hpp, and each new family's), and everything done without the
+// element type (list, validate, check_objects, recover) goes through the entry's registered
+// kind_ops. Opening a name with another kind or element type (size, alignment and type tag:
+// containers/type_tag.hpp) throws pool_error(type_mismatch) naming what the pool holds;
+// nothing is changed. A name of a kind this build does not know (a pool from a newer
+// ferrite) is pool_error(unknown_kind).
 //
 // Never trusting the media: every open validates the directory (alloc::name_directory) and
 // the object it opens; validate() (pool check, ferrite::store's rehearsal, recover()) checks
@@ -29,16 +33,10 @@
 // (usage_error: two directories would add entries without seeing each other's); opening a
 // structure before the heap's recovery finished; a read-only pool (list() and validate()
 // work there).
-// Crash consistency: a named vector is created by vector::create with the directory entry's
-// anchor word as its anchor, so the anchor is the commit point exactly as for an anchor of
-// the caller's. recover() recovers every vector from its header alone
-// (containers/vector_recovery.hpp), so it needs no element types.
-// A named DFC structure (dfc_stack, dfc_queue, dfc_deque) lives in a heap block: allocated
-// (pending), formatted by create() (durable: its magic is written back last), then the
-// entry's anchor names it (publish_block: the commit point) and the block is confirmed. A
-// crash before the anchor leaves a pending block that the heap frees; after it, recover()
-// confirms the block and runs the structure's recovery, whose node pool grows into the
-// same heap. Its element type does not matter to recovery (elements are opaque words).
+// Crash consistency: each kind's make() fills in the entry's anchor word as its create's
+// commit point (the kind headers give the argument), so an entry whose anchor is 0 names
+// nothing and is created on the next open; recover() runs every created object's
+// registered recovery, which needs no element type.
 #pragma once
 
 #include <map>
