@@ -1,20 +1,22 @@
-// crash/containers/catalog_target.cpp: crash target `catalog`, named vectors and DFC stacks
-// in a pool.
+// crash/containers/catalog_target.cpp: crash target `catalog`, named objects of every kind
+// in a pool, opened through the catalog's generic open<T>.
 //
 // Workload: the pool has a buddy heap and no catalog. Each thread's operation i opens the
 // object "t<tid>-<i>" through one shared ferrite::catalog (the first operation creates the
-// catalog itself, and its blocks hold 3 entries here, so the chain grows all the time):
-// for even i a vector, into which it pushes two values (capacity 1: the second grows the
-// array); for odd i a dfc_stack with 2 nodes, into which it pushes three (the third grows
-// its node pool into the heap). So crashes land in directory creation and registration,
-// block growth and linking, entry commits, vector and DFC creation (anchor in the
-// directory entry), pushes, array replacement and node-pool growth.
+// catalog itself, and its blocks hold 3 entries here, so the chain grows all the time),
+// its kind rotating with i: a vector, a dfc_stack, a PFC stack, a PFC queue, a PFC deque.
+// Into a vector, stack, queue or deque (capacity 1) it pushes two values: the second grows
+// the array or ring. Into a dfc_stack with 2 nodes it pushes three: the third grows its node
+// pool into the heap. So crashes land in directory creation and registration, block growth
+// and linking, entry commits, the creation of every kind (anchor in the directory entry),
+// pushes, array and ring replacement and node-pool growth.
 //
 // Recovery: ferrite::catalog::recover_pool (heap.recover, catalog recover, finish_recovery).
 // Checker:
-//   * the heap is consistent and every live block is a directory block, the header or
-//     array of a vector the directory names, or the region or a node chunk of a DFC stack
-//     it names: nothing leaked, nothing pending;
+//   * the heap is consistent and every live block is a directory block or one that a named
+//     object owns (its kind's registered validate, object_kinds.hpp, lists them): nothing
+//     leaked, nothing pending;
+//   * every entry has the kind its operation opened;
 //   * every operation that returned: its name is in the catalog, created, holding exactly
 //     its values;
 //   * the operation in flight at the crash: absent, named but not created, or holding a
@@ -30,6 +32,7 @@
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/alloc/spin_lock.hpp"
 #include "ferrite/containers/catalog.hpp"
+#include "ferrite/containers/deque_recovery.hpp"
 #include "ferrite/containers/vector_recovery.hpp"
 #include "targets.hpp"
 
@@ -63,9 +66,24 @@ std::string quoted(const std::string& name) {
 std::uint64_t value_of(unsigned tid, std::uint64_t i, unsigned k) {
     return (std::uint64_t{tid} + 1) << 40 | i << 2 | k;
 }
-bool is_dfc(std::uint64_t i) { return i % 2 == 1; }
-unsigned pushes_of(std::uint64_t i) { return is_dfc(i) ? 3 : 2; }
-using named_stack = dfc_stack<std::uint64_t>;
+enum class shape { vector, dfc_stack, stack, queue, deque };
+shape shape_of(std::uint64_t i) { return static_cast<shape>(i % 5); }
+unsigned pushes_of(std::uint64_t i) { return shape_of(i) == shape::dfc_stack ? 3 : 2; }
+using named_dfc_stack = dfc_stack<std::uint64_t>;
+using named_vector = vector<std::uint64_t, alloc::buddy_heap>;
+using named_stack = stack<std::uint64_t, alloc::buddy_heap>;
+using named_queue = queue<std::uint64_t, alloc::buddy_heap>;
+using named_deque = deque<std::uint64_t, alloc::buddy_heap>;
+std::uint32_t kind_of(std::uint64_t i) {
+    switch (shape_of(i)) {
+        case shape::vector: return containers::named_kind<named_vector>::id;
+        case shape::dfc_stack: return containers::named_kind<named_dfc_stack>::id;
+        case shape::stack: return containers::named_kind<named_stack>::id;
+        case shape::queue: return containers::named_kind<named_queue>::id;
+        case shape::deque: return containers::named_kind<named_deque>::id;
+    }
+    return 0;
+}
 combining::dfc_options dfc_growth() {
     combining::dfc_options o;
     o.first_growth_nodes = 1;
@@ -81,13 +99,38 @@ public:
     void run_thread(unsigned tid) override {
         for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
             progress_.begin(tid);
-            if (is_dfc(i)) {
-                auto s = names().open_dfc_stack<std::uint64_t>(name_of(tid, i), 1, 2, dfc_growth());
-                for (unsigned k = 0; k < 3; ++k) s->push(0, value_of(tid, i, k));  // the third grows
-            } else {
-                auto v = names().open_vector<std::uint64_t>(name_of(tid, i), 1);
-                v->push_back(value_of(tid, i, 0));
-                v->push_back(value_of(tid, i, 1));  // grows the array: REPLACE and a deallocation
+            const auto name = name_of(tid, i);
+            const auto a = value_of(tid, i, 0), b = value_of(tid, i, 1);  // the second push grows
+            switch (shape_of(i)) {
+                case shape::vector: {
+                    auto v = names().open<named_vector>(name, 1);
+                    v->push_back(a);
+                    v->push_back(b);  // REPLACE and a deallocation
+                    break;
+                }
+                case shape::dfc_stack: {
+                    auto s = names().open<named_dfc_stack>(name, 1, 2, dfc_growth());
+                    for (unsigned k = 0; k < 3; ++k) s->push(0, value_of(tid, i, k));  // the third grows
+                    break;
+                }
+                case shape::stack: {
+                    auto s = names().open<named_stack>(name, 1);
+                    s->push(a);
+                    s->push(b);
+                    break;
+                }
+                case shape::queue: {
+                    auto q = names().open<named_queue>(name, 1);
+                    q->push(a);
+                    q->push(b);
+                    break;
+                }
+                case shape::deque: {
+                    auto d = names().open<named_deque>(name, 1);
+                    d->push_back(a);
+                    d->push_back(b);
+                    break;
+                }
             }
             progress_.end(tid);
         }
@@ -119,12 +162,21 @@ public:
                 const auto& p = at_crash[tid];
                 if (i > p.completed || (i == p.completed && !p.pending))
                     return quoted(name) + " is in the catalog, but its operation was never invoked";
+                if (e.kind != kind_of(i))
+                    return quoted(name) + " is a " + containers::kind_name(e.kind) + ", not the " +
+                           containers::kind_name(kind_of(i)) + " its operation opened";
                 if (e.anchor == 0) {
-                    if (i < p.completed) return quoted(name) + " returned but its vector was never created";
+                    if (i < p.completed) return quoted(name) + " returned but its object was never created";
                     continue;
                 }
-                const auto held = is_dfc(i) ? dfc_contents(image, heap, e.anchor, owned)
-                                            : vector_contents(image, e.anchor, owned);
+                std::vector<std::uint64_t> blocks;
+                try {
+                    blocks = containers::find_kind(e.kind)->validate(image, heap, e);
+                } catch (const std::exception& x) {
+                    return quoted(name) + " is damaged: " + x.what();
+                }
+                for (const auto off : blocks) owned.insert(image.base() + off);
+                const auto held = contents(image, heap, shape_of(i), e.anchor);
                 // It must hold a prefix of its pushes: all of them if the operation returned.
                 bool prefix = held.size() <= pushes_of(i);
                 for (std::size_t k = 0; prefix && k < held.size(); ++k) prefix = held[k] == value_of(tid, i, unsigned(k));
@@ -147,28 +199,34 @@ public:
     }
 
 private:
-    // A named vector's elements (at most 3 read); its blocks go to `owned`.
-    static std::vector<std::uint64_t> vector_contents(pmem::pool& image, std::uint64_t anchor,
-                                                      std::set<const void*>& owned) {
-        const auto* h = containers::vector_header_at(image, anchor);
-        owned.insert(h);
-        if (h->data != 0) owned.insert(image.base() + h->data);
-        const auto* data = reinterpret_cast<const std::uint64_t*>(image.base() + h->data);
-        return {data, data + std::min<std::uint64_t>(h->size, 3)};
-    }
-    // A named DFC stack's elements, bottom first; its region and node chunks go to `owned`.
-    static std::vector<std::uint64_t> dfc_contents(pmem::pool& image, heap_type& heap, std::uint64_t anchor,
-                                                   std::set<const void*>& owned) {
-        void* region = image.base() + anchor;
-        owned.insert(region);
-        combining::dfc_options o;
-        o.grow_from = &heap;
-        const auto s = named_stack::open(region, heap.block_size(region), o);
-        const auto* chunks = combining::dfc_region::at(region, s.engine().threads()).chunks;
-        for (auto off : chunks->offset)
-            if (off != 0) owned.insert(heap.at(off));
-        auto top_first = s.unsynchronized_contents();
-        return {top_first.rbegin(), top_first.rend()};
+    // A named object's elements (at most 3 read, in push order), after its validation.
+    static std::vector<std::uint64_t> contents(pmem::pool& image, heap_type& heap, shape kind, std::uint64_t anchor) {
+        switch (kind) {
+            case shape::vector:
+            case shape::stack: {  // a stack is stored as a vector
+                const auto* h = containers::vector_header_at(image, anchor);
+                const auto* data = reinterpret_cast<const std::uint64_t*>(image.base() + h->data);
+                return {data, data + std::min<std::uint64_t>(h->size, 3)};
+            }
+            case shape::queue:
+            case shape::deque: {  // a queue is stored as a deque
+                const auto* h = containers::deque_header_at(image, anchor);
+                const auto& state = h->copy[h->epoch & 1];
+                const auto* ring = reinterpret_cast<const std::uint64_t*>(image.base() + h->data);
+                std::vector<std::uint64_t> out;
+                for (std::uint64_t k = 0; k < std::min<std::uint64_t>(state.size, 3); ++k)
+                    out.push_back(ring[(state.head + k) & (h->capacity - 1)]);
+                return out;
+            }
+            case shape::dfc_stack: {
+                void* region = image.base() + anchor;
+                combining::dfc_options o;
+                o.grow_from = &heap;
+                const auto top_first = named_dfc_stack::open(region, heap.block_size(region), o).unsynchronized_contents();
+                return {top_first.rbegin(), top_first.rend()};
+            }
+        }
+        return {};
     }
 
     static std::uint64_t heap_offset(pmem::pool& p, std::uint64_t bytes) {
@@ -197,7 +255,8 @@ void register_catalog_targets(sim::target_registry& r) {
     // sites are answered for by the alloc, vector-* and dfc-* targets.
     r.add(std::make_unique<sim::simple_target>(
         sim::simple_target(
-            "catalog", "named vectors: catalog creation and growth, named create, pushes; buddy heap",
+            "catalog",
+            "named objects of every kind: catalog creation and growth, named create, pushes; buddy heap",
             [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<catalog_workload>(p, c); },
             [](const sim::run_config& c) { return pool_bytes(c); })
             .with_mutation_scope({"src/alloc/name_directory.cpp", "src/containers/catalog.cpp", "src/pmem/pool.cpp",
