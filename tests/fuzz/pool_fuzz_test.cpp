@@ -303,6 +303,18 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop) {
             auto x = names.open_dfc_deque<u64>("deque", 1, 16, small_growth());
             pop ? (void)x->pop_front(t) : (void)x->push_back(t, 1);
         });
+        open_and_use("pfc-stack", v, [&] {
+            auto x = names.open<pfc_stack>("pfc-stack");
+            pop ? (void)x->pop() : (void)x->push(1);
+        });
+        open_and_use("pfc-queue", v, [&] {
+            auto x = names.open<pfc_queue>("pfc-queue");
+            pop ? (void)x->pop() : (void)x->push(1);
+        });
+        open_and_use("pfc-deque", v, [&] {
+            auto x = names.open<pfc_deque>("pfc-deque");
+            pop ? (void)x->pop_front() : (void)x->push_back(1);
+        });
         s.close();
     } catch (const ferrite::error& e) {
         if (r.opened) {

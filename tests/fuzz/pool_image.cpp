@@ -13,6 +13,7 @@
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/containers/store.hpp"
+#include "ferrite/containers/deque_layout.hpp"
 #include "ferrite/containers/vector_layout.hpp"
 #include "ferrite/sim/session.hpp"
 #include "ferrite/sim/site_registry.hpp"
@@ -60,7 +61,13 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     auto st = names.open_dfc_stack<u64>("stack", 2, 16, dfc_opts());
     auto q = names.open_dfc_queue<u64>("queue", 2, 16, dfc_opts());
     auto dq = names.open_dfc_deque<u64>("deque", 2, 16, dfc_opts());
+    auto ps = names.open<pfc_stack>("pfc-stack", 4);
+    auto pq = names.open<pfc_queue>("pfc-queue", 4);
+    auto pd = names.open<pfc_deque>("pfc-deque", 4);
     for (u64 i = first; i < first + rounds; ++i) {
+        (void)ps->push(i);
+        (void)pq->push(i * 5);
+        (void)(i % 2 ? pd->push_back(i) : pd->push_front(i));
         (void)u->push_back(i * 3);
         (void)f->push_back(static_cast<double>(i) * 0.5);
         (void)t->push_back({i, static_cast<double>(i) * 1.5, static_cast<std::uint32_t>(i)});
@@ -73,6 +80,9 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
             (void)st->pop(0);
             (void)q->dequeue(0);
             (void)(i % 2 ? dq->pop_front(0) : dq->pop_back(0));
+            (void)ps->pop();
+            (void)pq->pop();
+            (void)(i % 2 ? pd->pop_front() : pd->pop_back());
         }
         if (i % 5 == 4) {
             (void)u->swap(0, i % 7);
@@ -177,12 +187,26 @@ void find_regions(image& im, const fs::path& dir) {
         if (anchor == 0) continue;
         offsets.insert(anchor);
         const u64 block = heap.block_size(base + anchor);
-        if (e.kind == 1) {  // vector
+        const std::string kind = ferrite::containers::kind_name(e.kind);
+        if (is_kind<pfc_queue>(e) || is_kind<pfc_deque>(e)) {  // stored as a deque
+            ferrite::containers::deque_header h;
+            std::memcpy(&h, base + anchor, sizeof h);
+            rs.push_back({kind + " " + name + " header", owner::vector, {{anchor, sizeof h}}});
+            region ring{kind + " " + name + " ring", owner::vector, {}};
+            for (const u64 d : {h.data, h.replace_data}) {
+                if (d == 0 || (d == h.replace_data && (h.log_tag != ferrite::containers::deque_log_tag::replace ||
+                                                       h.replace_data == h.data)))
+                    continue;
+                offsets.insert(d);
+                ring.ranges.push_back({d, std::max<u64>(heap.block_size(base + d), 8)});
+            }
+            if (!ring.ranges.empty()) rs.push_back(ring);
+        } else if (is_kind<ferrite::vector<u64, ferrite::alloc::buddy_heap>>(e) || is_kind<pfc_stack>(e)) {
             ferrite::containers::vector_header h;
             std::memcpy(&h, base + anchor, sizeof h);
-            rs.push_back({"vector " + name + " header", owner::vector, {{anchor, sizeof h}}});
-            if (block > sizeof h) rs.push_back({"vector " + name + " swap log", owner::vector, {{anchor + sizeof h, block - sizeof h}}});
-            region data{"vector " + name + " data", owner::vector, {}};
+            rs.push_back({kind + " " + name + " header", owner::vector, {{anchor, sizeof h}}});
+            if (block > sizeof h) rs.push_back({kind + " " + name + " swap log", owner::vector, {{anchor + sizeof h, block - sizeof h}}});
+            region data{kind + " " + name + " data", owner::vector, {}};
             if (h.data != 0) {
                 offsets.insert(h.data);
                 data.ranges.push_back({h.data, std::max<u64>(heap.block_size(base + h.data), 8)});
@@ -193,7 +217,6 @@ void find_regions(image& im, const fs::path& dir) {
             if (!data.ranges.empty()) rs.push_back(data);
         } else {  // a DFC structure
             namespace cb = ferrite::combining;
-            const std::string kind = e.kind == 2 ? "dfc_stack" : e.kind == 3 ? "dfc_queue" : "dfc_deque";
             const u64 threads = word(anchor + offsetof(cb::dfc_header, threads));
             const u64 fixed = cb::dfc_region::fixed_lines * 64 + threads * sizeof(cb::dfc_thread_record);
             rs.push_back({kind + " header", owner::dfc, {{anchor, cb::dfc_region::fixed_lines * 64}}});

@@ -2,7 +2,8 @@
 //
 // build_images() makes, once per run, one ferrite::store on /dev/shm holding every kind of
 // named object the catalog knows: vector<uint64_t>, vector<double>, a vector of a tagged
-// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue and dfc_deque, filled and
+// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue, dfc_deque and the PFC stack,
+// queue and deque, filled and
 // churned so that the vectors grew (freed arrays), the DFC node pools grew into the heap
 // (chunk tables in use) and the catalog is a chain of several blocks: a fragmented heap. From
 // it come several images (whole-file byte strings):
@@ -27,7 +28,20 @@
 #include <string>
 #include <vector>
 
+#include "ferrite/alloc/name_directory.hpp"
+#include "ferrite/containers/pfc_kinds.hpp"
+
 namespace ferrite_fuzz {
+
+using pfc_stack = ferrite::stack<std::uint64_t, ferrite::alloc::buddy_heap>;
+using pfc_queue = ferrite::queue<std::uint64_t, ferrite::alloc::buddy_heap>;
+using pfc_deque = ferrite::deque<std::uint64_t, ferrite::alloc::buddy_heap>;
+
+// Whether a catalog entry is of the kind that opens as T.
+template <class T>
+bool is_kind(const ferrite::alloc::directory_entry& e) {
+    return e.kind == ferrite::containers::named_kind<T>::id;
+}
 
 // What a region belongs to: failures in DFC regions are counted apart while the DFC
 // validation is being finished (see pool_fuzz_test.cpp).
@@ -55,13 +69,14 @@ struct image {
 
 inline constexpr const char* layout = "pool-fuzz";
 
-// The six objects every image holds (name, kind as `catalog::list` says it).
+// The objects every image holds (name, kind as `catalog::list` says it).
 struct object_name {
     const char* name;
     const char* kind;
 };
 inline constexpr object_name objects[] = {{"u64s", "vector"},   {"f64s", "vector"},    {"ticks", "vector"},
-                                          {"stack", "dfc_stack"}, {"queue", "dfc_queue"}, {"deque", "dfc_deque"}};
+                                          {"stack", "dfc_stack"}, {"queue", "dfc_queue"}, {"deque", "dfc_deque"},
+                                          {"pfc-stack", "stack"}, {"pfc-queue", "queue"}, {"pfc-deque", "deque"}};
 
 // The user struct of the "ticks" vector.
 struct tick {
