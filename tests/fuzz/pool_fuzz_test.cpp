@@ -552,10 +552,10 @@ TEST_F(PoolFuzz, MutatedPoolsAreRefusedUnchangedOrOpenClean) {
             k->consistent += r.consistent;
             k->failed += !r.violations.empty();
         }
-        // Element arrays, DFC nodes and announcements, and logs at rest (a vector's swap log,
+        // Element arrays and rings, DFC nodes and announcements, and logs at rest (a vector's swap log,
         // the heap's log entries) are data as much as metadata: a mutation there may always open.
         bool data = false;
-        for (const char* d : {" data", " nodes", " announcements", " swap log", "log entries"})
+        for (const char* d : {" data", " ring", " nodes", " announcements", " swap log", "log entries"})
             data = data || reg.name.find(d) != std::string::npos;
         expects_refusals.emplace(reg.name, !data);
         if (verbose)

@@ -193,10 +193,12 @@ void find_regions(image& im, const fs::path& dir) {
             std::memcpy(&h, base + anchor, sizeof h);
             rs.push_back({kind + " " + name + " header", owner::vector, {{anchor, sizeof h}}});
             region ring{kind + " " + name + " ring", owner::vector, {}};
-            for (const u64 d : {h.data, h.replace_data}) {
-                if (d == 0 || (d == h.replace_data && (h.log_tag != ferrite::containers::deque_log_tag::replace ||
-                                                       h.replace_data == h.data)))
-                    continue;
+            std::vector<u64> rings;
+            if (h.data != 0) rings.push_back(h.data);
+            if (h.log_tag == ferrite::containers::deque_log_tag::replace && h.replace_data != 0 &&
+                h.replace_data != h.data)
+                rings.push_back(h.replace_data);
+            for (const u64 d : rings) {
                 offsets.insert(d);
                 ring.ranges.push_back({d, std::max<u64>(heap.block_size(base + d), 8)});
             }
