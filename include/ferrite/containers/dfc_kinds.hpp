@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "ferrite/containers/concepts.hpp"
 #include "ferrite/containers/dfc_checks.hpp"
 #include "ferrite/containers/dfc_deque.hpp"
 #include "ferrite/containers/dfc_queue.hpp"
@@ -77,5 +78,9 @@ template <class T>
 struct named_kind<dfc_queue<T>> : named_dfc<dfc_queue<T>, 3> {};
 template <class T>
 struct named_kind<dfc_deque<T>> : named_dfc<dfc_deque<T>, 4> {};
+
+static_assert(detectable_structure<dfc_stack<std::uint64_t>>);
+static_assert(detectable_structure<dfc_queue<std::uint64_t>>);
+static_assert(detectable_structure<dfc_deque<double>>);
 
 }  // namespace ferrite::containers

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "ferrite/containers/concepts.hpp"
 #include "ferrite/containers/deque.hpp"
 #include "ferrite/containers/object_kinds.hpp"
 #include "ferrite/containers/queue.hpp"
@@ -34,5 +35,9 @@ struct named_kind<ferrite::queue<T, alloc::buddy_heap, EngineSelector>>
 template <class T, class EngineSelector>
 struct named_kind<ferrite::deque<T, alloc::buddy_heap, EngineSelector>>
     : named_by_anchor<ferrite::deque<T, alloc::buddy_heap, EngineSelector>, 7, deque_options> {};
+
+static_assert(sequence_structure<ferrite::stack<std::uint64_t, alloc::buddy_heap>>);
+static_assert(sequence_structure<ferrite::queue<std::uint64_t, alloc::buddy_heap>>);
+static_assert(sequence_structure<ferrite::deque<std::uint64_t, alloc::buddy_heap>>);
 
 }  // namespace ferrite::containers

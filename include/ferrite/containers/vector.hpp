@@ -89,6 +89,7 @@ public:
 
     // Capacity ----------------------------------------------------------------------------
     size_type size() { return apply({containers::vector_op::size, 0, 0, {}}).n; }
+    bool empty() { return size() == 0; }
     size_type capacity() { return apply({containers::vector_op::capacity, 0, 0, {}}).n; }
     bool reserve(size_type n) { return apply({containers::vector_op::reserve, n, 0, {}}).ok; }
 

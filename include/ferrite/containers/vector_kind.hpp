@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "ferrite/containers/concepts.hpp"
 #include "ferrite/containers/object_kinds.hpp"
 #include "ferrite/containers/vector.hpp"
 
@@ -22,5 +23,8 @@ extern const kind_ops vector_kind;  // src/containers/vector_kind.cpp
 template <class T, class EngineSelector>
 struct named_kind<ferrite::vector<T, alloc::buddy_heap, EngineSelector>>
     : named_by_anchor<ferrite::vector<T, alloc::buddy_heap, EngineSelector>, 1, vector_options> {};
+
+static_assert(sequence_structure<ferrite::vector<std::uint64_t, alloc::buddy_heap>>);
+static_assert(sequence_structure<ferrite::vector<double, alloc::buddy_heap, use_fpfc>>);
 
 }  // namespace ferrite::containers
