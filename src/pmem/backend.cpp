@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "ferrite/error.hpp"
+#include "ferrite/pmem/pool.hpp"
 #include "ferrite/pmem/primitives.hpp"
 #include "ferrite/pmem/detail/dispatch.hpp"
 
@@ -36,6 +38,15 @@ const cpu_features& features() noexcept {
 
 std::atomic<backend> g_backend{backend::clflush};
 std::atomic<bool> g_backend_resolved{false};
+
+// Who chose the backend (backend.hpp's rules), and why; guarded by choice_lock.
+enum class chooser { platform, environment, program };
+std::mutex choice_lock;
+chooser g_chooser = chooser::platform;
+bool g_seen_flushing_pool = false;  // a pool of cache-line or page granularity was mapped
+std::string g_reason;
+
+std::string best_write_back() { return std::string(to_string(detect_backend())); }
 std::atomic<std::uint32_t> g_pwb_ns{emulated_latency{}.pwb_ns};
 std::atomic<std::uint32_t> g_fence_ns{emulated_latency{}.fence_ns};
 
@@ -77,24 +88,70 @@ backend detect_backend() noexcept {
 
 namespace detail {
 
-// Resolve the backend on first use: FERRITE_PMEM_BACKEND if set and valid, else CPUID.
-// An invalid value is ignored with a one-line warning rather than aborting the program.
+// Resolve the backend on first use: FERRITE_BACKEND (or FERRITE_PMEM_BACKEND) if set and
+// valid, else the CPU's best write-back until a pool mapping says more. An invalid value
+// is ignored with a one-line warning rather than aborting the program.
 void resolve_backend_once() noexcept {
     if (g_backend_resolved.load(std::memory_order_acquire)) return;
+    std::lock_guard guard(choice_lock);
+    if (g_backend_resolved.load(std::memory_order_relaxed)) return;
     backend chosen = detect_backend();
-    if (const char* env = std::getenv("FERRITE_PMEM_BACKEND"); env && *env) {
+    g_reason = "no pool mapped yet: the CPU's best write-back (" + best_write_back() + ")";
+    for (const char* name : {"FERRITE_BACKEND", "FERRITE_PMEM_BACKEND"}) {
+        const char* env = std::getenv(name);
+        if (!env || !*env) continue;
         auto b = backend_from_string(env);
-        if (b && cpu_supports(*b))
+        if (b && cpu_supports(*b)) {
             chosen = *b;
-        else
+            g_chooser = chooser::environment;
+            g_reason = std::string(name) + "=" + env + " (the environment overrides the platform)";
+        } else {
             std::fprintf(stderr,
-                         "ferrite: FERRITE_PMEM_BACKEND=%s is not a backend this CPU supports "
+                         "ferrite: %s=%s is not a backend this CPU supports "
                          "(clwb, clflushopt, clflush, none, emulated); using %s\n",
-                         env, std::string(to_string(chosen)).c_str());
+                         name, env, std::string(to_string(chosen)).c_str());
+        }
+        break;
     }
     g_backend.store(chosen, std::memory_order_relaxed);
     g_backend_resolved.store(true, std::memory_order_release);
     refresh_mode();
+}
+
+void note_pool_granularity(granularity g) noexcept {
+    resolve_backend_once();
+    std::lock_guard guard(choice_lock);
+    if (g_chooser != chooser::platform) return;
+    backend chosen = detect_backend();
+    try {
+        if (g == granularity::byte && !g_seen_flushing_pool) {
+            chosen = backend::none;
+            g_reason = "byte granularity (libpmem2): the CPU caches are in the persistence domain (eADR, or a "
+                       "CXL persistent cache domain), so fences only, no write-back";
+        } else if (g == granularity::byte) {
+            g_reason = "a pool of byte granularity, but another one of this process needs write-back: " +
+                       best_write_back();
+        } else {
+            g_seen_flushing_pool = true;
+            g_reason = g == granularity::cache_line
+                           ? "cache-line granularity (libpmem2): write-back needed, the CPU's best is " +
+                                 best_write_back()
+                           : "page granularity (libpmem2: tmpfs or the page cache, the stand-in for persistent "
+                             "memory): the cache-line default, " +
+                                 best_write_back();
+        }
+    } catch (...) {  // std::bad_alloc building the sentence: the choice stands without it
+    }
+    g_backend.store(chosen, std::memory_order_relaxed);
+    refresh_mode();
+}
+
+void forget_backend_choice() noexcept {
+    std::lock_guard guard(choice_lock);
+    g_chooser = chooser::platform;
+    g_seen_flushing_pool = false;
+    g_reason.clear();
+    g_backend_resolved.store(false, std::memory_order_release);
 }
 
 backend resolved_backend() noexcept {
@@ -125,9 +182,18 @@ void set_backend(backend b) {
         throw usage_error("persistence backend '" + std::string(to_string(b)) +
                           "' is not supported by this CPU; use '" +
                           std::string(to_string(detect_backend())) + "' (detected) instead");
+    detail::resolve_backend_once();
+    std::lock_guard guard(choice_lock);
+    g_chooser = chooser::program;
+    g_reason = "set by the program (set_backend)";
     g_backend.store(b, std::memory_order_relaxed);
-    g_backend_resolved.store(true, std::memory_order_release);
     detail::refresh_mode();
+}
+
+std::string backend_reason() {
+    detail::resolve_backend_once();
+    std::lock_guard guard(choice_lock);
+    return g_reason;
 }
 
 void set_emulated_latency(emulated_latency l) noexcept {

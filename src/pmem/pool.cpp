@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "ferrite/pmem/backend.hpp"
 #include "ferrite/pmem/pool_path.hpp"
 #include "ferrite/pmem/primitives.hpp"
 
@@ -74,7 +75,10 @@ pmem2_mapping map_with_pmem2(int fd, bool read_only, bool private_copy, const st
     // Accept any granularity: we report it, and tmpfs (page granularity) is the common case.
     if (rc == 0) rc = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
     if (rc == 0 && read_only) rc = pmem2_config_set_protection(cfg, PMEM2_PROT_READ);
-    if (rc == 0 && (read_only || private_copy)) rc = pmem2_config_set_sharing(cfg, PMEM2_PRIVATE);
+    // A private copy is copy-on-write; a read-only mapping stays shared (PROT_READ guards it),
+    // so that libpmem2 reports the granularity the file really has (a private mapping
+    // always reports byte: nothing written to it persists).
+    if (rc == 0 && private_copy) rc = pmem2_config_set_sharing(cfg, PMEM2_PRIVATE);
     if (rc == 0) rc = pmem2_map_new(&m.map, cfg, src);
     if (rc != 0) {
         std::string msg = pmem2_errormsg();
@@ -88,6 +92,7 @@ pmem2_mapping map_with_pmem2(int fd, bool read_only, bool private_copy, const st
         case PMEM2_GRANULARITY_CACHE_LINE: m.gran = granularity::cache_line; break;
         default: m.gran = granularity::page; break;
     }
+    if (!private_copy) detail::note_pool_granularity(m.gran);  // the platform's say in the backend (backend.hpp)
     return m;
 }
 

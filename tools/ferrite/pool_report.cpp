@@ -84,6 +84,7 @@ nlohmann::json pool_info_json(const pmem::pool& p) {
     }
     j["persistence"] = {
         {"backend", std::string(pmem::to_string(pmem::current_backend()))},
+        {"backend_reason", pmem::backend_reason()},
         {"counters",
          {{"pwb_lines", c.pwb_lines},
           {"pfences", c.pfences},
@@ -132,7 +133,8 @@ std::string pool_info_text(const nlohmann::json& j) {
               << '\n';
     }
     const auto& c = j["persistence"]["counters"];
-    o << "backend         " << j["persistence"]["backend"].get<std::string>() << '\n'
+    o << "backend         " << j["persistence"]["backend"].get<std::string>() << " ("
+      << j["persistence"]["backend_reason"].get<std::string>() << ")\n"
       << "this process    " << c["pwb_lines"].get<std::uint64_t>() << " pwb lines, "
       << c["pfences"].get<std::uint64_t>() << " pfences, " << c["psyncs"].get<std::uint64_t>()
       << " psyncs, " << c["nt_stores"].get<std::uint64_t>() << " NT stores\n";

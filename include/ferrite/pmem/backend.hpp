@@ -1,9 +1,19 @@
 // ferrite/pmem/backend.hpp: which instruction sequence the persistence primitives emit.
 //
-// The backend is chosen once per process, never per call (libpmem2 does the same with its
-// persist_fn): the first primitive call resolves it from CPUID (clwb > clflushopt > clflush)
-// unless the environment variable FERRITE_PMEM_BACKEND names one (clwb, clflushopt, clflush,
-// none, emulated). Programs may call set_backend() before they start using pools.
+// The backend is process-wide, never chosen per call (libpmem2 does the same with its
+// persist_fn). In order of precedence:
+//   1. set_backend() by the program (before it starts using pools);
+//   2. the environment variable FERRITE_BACKEND (or its older name FERRITE_PMEM_BACKEND):
+//      clwb, clflushopt, clflush, none, emulated;
+//   3. the platform: every pool mapping reports its store granularity (libpmem2). While
+//      every pool mapped so far has byte granularity (eADR, or CXL memory with a persistent
+//      cache domain: the caches are in the persistence domain), the backend is `none`,
+//      fences only; a pool of cache-line granularity (ADR: write-back needed) or of page
+//      granularity (tmpfs or the page cache, ferrite's stand-in for persistent memory)
+//      switches the process to the CPU's best write-back (clwb > clflushopt > clflush),
+//      for good: a flush too many is harmless, one too few is not. Before any pool is
+//      mapped, the CPU's best write-back.
+// backend_reason() says which rule chose it (`ferrite pool info` prints it).
 //
 //   clwb        write back, keep the line cached          (Skylake-SP and later)
 //   clflushopt  write back + invalidate, unordered         (Skylake and later)
@@ -21,6 +31,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace ferrite::pmem {
@@ -45,6 +56,18 @@ backend current_backend() noexcept;
 // Switch backend. Throws ferrite::usage_error if the CPU lacks the instruction.
 // Not meant to be called while other threads are issuing persistence instructions.
 void set_backend(backend);
+
+// Why the current backend is in use, in a sentence ("byte granularity (libpmem2): ...").
+std::string backend_reason();
+
+enum class granularity : std::uint8_t;  // pool.hpp
+
+namespace detail {
+// Called by pool for every mapping it makes: rule 3 above.
+void note_pool_granularity(granularity) noexcept;
+// Tests only: forget every choice, as in a new process.
+void forget_backend_choice() noexcept;
+}  // namespace detail
 
 // Delays added by the emulated backend, in nanoseconds. The defaults (pwb 100 ns,
 // fence 0 ns) approximate first-generation Optane write-back cost beyond DRAM.
