@@ -24,6 +24,29 @@ struct alignas(64) worker_slot {
     pmem::counters persistence;
     clock::time_point end{};
     std::exception_ptr failure;
+    latency_histogram latency;
+};
+
+// Gaps between timed operations: uniform in [1, 2 * every - 1] (mean `every`), from a
+// xorshift64 of the worker's own; every = 0 gives a gap no run reaches.
+class sample_gaps {
+public:
+    sample_gaps(std::uint32_t every, unsigned tid, std::uint64_t seed) noexcept
+        : span_(every == 0 ? 0 : 2 * std::uint64_t{every} - 1),
+          state_((seed + 1) * 0xd1b54a32d192ed03ULL ^ (std::uint64_t{tid} + 1) * 0x9e3779b97f4a7c15ULL) {
+        if (state_ == 0) state_ = 1;
+    }
+    std::uint64_t next() noexcept {
+        if (span_ == 0) return ~std::uint64_t{0};
+        state_ ^= state_ << 13;
+        state_ ^= state_ >> 7;
+        state_ ^= state_ << 17;
+        return 1 + state_ % span_;
+    }
+
+private:
+    std::uint64_t span_;
+    std::uint64_t state_;
 };
 
 std::string op_list(const std::vector<op>& ops) {
@@ -94,6 +117,21 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
             attached = false;
         }
         op_stream stream(w, tid, cfg.seed + rep, initial);
+        sample_gaps gaps(cfg.latency_every, tid, cfg.seed + rep);
+        std::uint64_t until_sample = gaps.next();
+        auto one_op = [&] {
+            const auto s = stream.next();
+            if (--until_sample != 0) [[likely]] {
+                subj->run(tid, s.o, s.a, s.b);
+                return;
+            }
+            until_sample = gaps.next();
+            const auto t0 = clock::now();
+            subj->run(tid, s.o, s.a, s.b);
+            const auto t1 = clock::now();
+            slot.latency.record(static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+        };
         const auto before = pmem::thread_counters();
         ready.fetch_add(1, std::memory_order_acq_rel);
         ready.notify_all();
@@ -102,16 +140,10 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
         std::uint64_t n = 0;
         try {
             if (!timed) {
-                for (; n < cfg.ops_per_thread; ++n) {
-                    const auto s = stream.next();
-                    subj->run(tid, s.o, s.a, s.b);
-                }
+                for (; n < cfg.ops_per_thread; ++n) one_op();
             } else {
                 while (!stop.load(std::memory_order_relaxed)) {
-                    for (std::uint64_t k = 0; k < stop_check_every; ++k, ++n) {
-                        const auto s = stream.next();
-                        subj->run(tid, s.o, s.a, s.b);
-                    }
+                    for (std::uint64_t k = 0; k < stop_check_every; ++k, ++n) one_op();
                 }
             }
         } catch (...) {
@@ -158,6 +190,7 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
         if (s.failure) std::rethrow_exception(s.failure);
         r.ops += s.ops;
         r.persistence += s.persistence;
+        r.latency.merge(s.latency);
         end = std::max(end, s.end);
     }
     r.seconds = std::chrono::duration<double>(end - start).count();
@@ -180,7 +213,9 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
     pmem::counters c;
     double batch = 0;
     std::optional<pmem::counters> combiner = pmem::counters{};
+    latency_histogram latency;
     for (const auto& r : reps) {
+        latency.merge(r.latency);
         if (combiner && r.combiner)
             *combiner += *r.combiner;
         else
@@ -192,6 +227,9 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
         batch += r.batch_size;
         p.persistence_counted = p.persistence_counted && r.persistence_counted;
     }
+    if (latency.count() > 0)
+        p.latency = latency_summary{latency.count(), latency.value_at_percentile(50),
+                                    latency.value_at_percentile(99), latency.value_at_percentile(99.9)};
     p.ops_per_sec = summarize(rates);
     p.seconds = summarize(secs).median;
     if (!reps.empty()) {

@@ -219,3 +219,37 @@ TEST(BenchHarness, AblationNamesRoundTrip) {
     EXPECT_FALSE(o->futex_wait);
     EXPECT_TRUE(o->elimination);
 }
+
+TEST(BenchHarness, LatencyIsSampledOneOperationInEveryNOnAverage) {
+    ledger l;
+    const auto kind = counting_kind(l);
+    auto cfg = config({kind}, "push-pop");
+    cfg.ops_per_thread = 64000;
+    cfg.latency_every = 64;
+    const auto r = fb::measure(kind, *cfg.workloads[0], 2, cfg, 0);
+    // 2 x 64000 ops, one timed in 64 on average: about 2000 samples.
+    EXPECT_GT(r.latency.count(), 1700u);
+    EXPECT_LT(r.latency.count(), 2300u);
+    EXPECT_GT(r.latency.value_at_percentile(99.9), 0u);
+    EXPECT_LE(r.latency.value_at_percentile(50), r.latency.value_at_percentile(99));
+
+    cfg.latency_every = 1;  // every operation
+    EXPECT_EQ(fb::measure(kind, *cfg.workloads[0], 1, cfg, 0).latency.count(), 64000u);
+    cfg.latency_every = 0;  // off
+    EXPECT_EQ(fb::measure(kind, *cfg.workloads[0], 2, cfg, 0).latency.count(), 0u);
+}
+
+TEST(BenchHarness, PointLatencyMergesEveryRepetition) {
+    ledger l;
+    const auto kind = counting_kind(l);
+    std::vector<fb::rep_result> reps(2);
+    for (std::uint64_t v = 1; v <= 500; ++v) reps[0].latency.record(v);
+    for (std::uint64_t v = 501; v <= 1000; ++v) reps[1].latency.record(v);
+    const auto p = fb::summarize_point(kind, *fb::find_workload("push-pop"), 1, 0, reps);
+    ASSERT_TRUE(p.latency);
+    EXPECT_EQ(p.latency->samples, 1000u);
+    EXPECT_EQ(p.latency->p50_ns, 500u);
+    EXPECT_EQ(p.latency->p99_ns, 990u);
+    EXPECT_EQ(p.latency->p999_ns, 999u);
+    EXPECT_FALSE(fb::summarize_point(kind, *fb::find_workload("push-pop"), 1, 0, std::vector<fb::rep_result>(2)).latency);
+}

@@ -148,3 +148,30 @@ TEST(BenchReport, CombinerPersistenceIsReportedOnlyWhenPresent) {
     EXPECT_NE(t.find("3.50"), std::string::npos) << t;
     EXPECT_EQ(fb::table_text({point("alpha", 2, 1e6)}, run()).find("combiner"), std::string::npos);
 }
+
+// Latency percentiles (sampled by the harness) are reported for every record: numbers when
+// operations were timed, null (JSON) or '-' (table) when none was.
+TEST(BenchReport, LatencyPercentilesAreReportedWhenSampled) {
+    auto timed = point("alpha", 2, 1e6);
+    timed.latency = fb::latency_summary{5000, 120, 4'500, 2'000'000};
+    auto r = run();
+    r.latency_every = 64;
+    const auto j = fb::record_json(timed, r);
+    EXPECT_EQ(j["latency_sample_every"], 64);
+    EXPECT_EQ(j["latency_samples"], 5000);
+    EXPECT_EQ(j["latency_p50_ns"], 120);
+    EXPECT_EQ(j["latency_p99_ns"], 4500);
+    EXPECT_EQ(j["latency_p999_ns"], 2000000);
+    const auto none = fb::record_json(point("beta", 2, 1e6), r);
+    EXPECT_EQ(none["latency_samples"], 0);
+    EXPECT_TRUE(none["latency_p50_ns"].is_null());
+    EXPECT_TRUE(none["latency_p999_ns"].is_null());
+    const auto t = fb::table_text({timed, point("beta", 2, 1e6)}, r);
+    EXPECT_NE(t.find("p50       p99     p99.9"), std::string::npos) << t;
+    EXPECT_NE(t.find("120ns"), std::string::npos) << t;
+    EXPECT_NE(t.find("4500ns"), std::string::npos) << t;
+    EXPECT_NE(t.find("2.00ms"), std::string::npos) << t;
+    EXPECT_NE(t.find("one operation in 64"), std::string::npos) << t;
+    const auto csv = fb::records_csv({timed}, r);
+    EXPECT_NE(csv.find(",64,5000,120,4500,2000000\n"), std::string::npos) << csv;
+}

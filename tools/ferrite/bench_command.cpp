@@ -34,6 +34,7 @@ struct bench_args {
     std::optional<double> seconds;
     std::optional<std::uint64_t> initial_size;
     std::uint64_t seed = 1;
+    std::uint32_t latency_every = bench::default_latency_every;
     std::string ablation = "none";
     std::optional<std::uint32_t> pwb_ns;
     std::optional<std::uint32_t> fence_ns;
@@ -123,6 +124,7 @@ bench::bench_config to_config(const common_options& common, const bench_args& a)
     cfg.seconds = a.seconds;
     cfg.initial_size = a.initial_size;
     cfg.seed = a.seed;
+    cfg.latency_every = a.latency_every;
     cfg.options = parse_ablation(a.ablation, "--ablation");
     cfg.pool_dir = common.pool_dir.empty() ? pmem::pool_directory() : std::filesystem::path(common.pool_dir);
     bench::validate(cfg);
@@ -182,6 +184,9 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
     c->add_option("--initial-size", args.initial_size,
                   "elements in the structure before timing (default: 1024 for get/swap workloads, else 0)");
     c->add_option("--seed", args.seed, "seed of the operation streams (default 1)");
+    c->add_option("--latency-every", args.latency_every,
+                  "time one operation in N on average (random gaps) for the p50/p99/p99.9 latency "
+                  "columns and fields; 0 switches timing off (default 64)");
     c->add_option("--ablation", args.ablation,
                   "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims");
     c->add_option("--pwb-ns", args.pwb_ns, "with --backend emulated: busy-wait per written-back line (default 100)");
