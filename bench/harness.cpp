@@ -75,8 +75,28 @@ void validate(const bench_config& cfg) {
     } else if (cfg.ops_per_thread == 0) {
         throw usage_error("--ops must be at least 1");
     }
+    bool keyed = false, sequence = false, set_mix = false;
+    for (const auto* w : cfg.workloads) {
+        keyed = keyed || w->family == op_family::keyed;
+        sequence = sequence || w->family == op_family::sequence;
+        set_mix = set_mix || w->kind == pattern::set_mix;
+    }
+    if (cfg.keys && !keyed)
+        throw usage_error("--keys sets the prefill of keyed workloads (set-mix, ycsb-*); sequence workloads take "
+                          "--initial-size");
+    if (cfg.distribution && !keyed)
+        throw usage_error("--distribution applies to keyed workloads (set-mix, ycsb-*) only");
+    if (cfg.initial_size && !sequence)
+        throw usage_error("--initial-size applies to sequence workloads; keyed workloads are prefilled with --keys");
+    if (cfg.reads_percent && !set_mix) throw usage_error("--reads applies to the set-mix workload only");
+    if (cfg.reads_percent && *cfg.reads_percent > 100)
+        throw usage_error("--reads is a percentage: 0 to 100, not " + std::to_string(*cfg.reads_percent));
     for (const auto& s : cfg.structures)
         for (const auto* w : cfg.workloads) {
+            if (s.kind->family != w->family)
+                throw usage_error("structure '" + s.kind->name + "' is a " + std::string(to_string(s.kind->family)) +
+                                  " structure and cannot run the " + std::string(to_string(w->family)) +
+                                  " workload '" + w->name + "' (`ferrite bench --list` shows which are which)");
             std::vector<op> missing;
             if (!can_run(s.kind->supports, *w, &missing))
                 throw usage_error("structure '" + s.kind->name + "' cannot run workload '" + w->name +
@@ -86,7 +106,12 @@ void validate(const bench_config& cfg) {
 }
 
 std::uint64_t initial_size_for(const bench_config& cfg, const workload& w) {
+    if (w.family == op_family::keyed) return cfg.keys.value_or(w.initial_size);
     return cfg.initial_size.value_or(w.initial_size);
+}
+
+key_options key_options_for(const bench_config& cfg, const workload& w) {
+    return {cfg.distribution.value_or(w.distribution), cfg.reads_percent.value_or(default_reads_percent)};
 }
 
 std::string measured_structure::label() const {
@@ -116,7 +141,7 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
             slot.failure = std::current_exception();
             attached = false;
         }
-        op_stream stream(w, tid, cfg.seed + rep, initial);
+        op_stream stream(w, tid, cfg.seed + rep, initial, key_options_for(cfg, w));
         sample_gaps gaps(cfg.latency_every, tid, cfg.seed + rep);
         std::uint64_t until_sample = gaps.next();
         auto one_op = [&] {
@@ -279,7 +304,14 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
             const auto first = out.size();
             for (std::size_t s = 0; s < n_structures; ++s) {
                 out.push_back(summarize_point(cfg.structures[s], *w, t, initial, std::move(reps[ti][s])));
-                out.back().ablation = ablation_name(cfg.options_for(cfg.structures[s]));
+                auto& p = out.back();
+                p.ablation = ablation_name(cfg.options_for(cfg.structures[s]));
+                p.family = w->family;
+                if (w->family == op_family::keyed) {
+                    const auto k = key_options_for(cfg, *w);
+                    p.distribution = std::string(to_string(k.distribution.value_or(w->distribution)));
+                    if (w->kind == pattern::set_mix) p.reads_percent = k.reads_percent;
+                }
             }
             const double base = out[first].ops_per_sec.median;
             for (std::size_t i = first; i < out.size(); ++i) {

@@ -70,7 +70,10 @@ struct bench_config {
     unsigned reps = default_reps;
     std::uint64_t ops_per_thread = default_ops_per_thread;
     std::optional<double> seconds;              // fixed duration instead of fixed operations
-    std::optional<std::uint64_t> initial_size;  // default: the workload's
+    std::optional<std::uint64_t> initial_size;  // sequence workloads; default: the workload's
+    std::optional<std::uint64_t> keys;          // keyed workloads' prefill; default: the workload's
+    std::optional<unsigned> reads_percent;      // set-mix; default default_reads_percent
+    std::optional<key_distribution> distribution;  // keyed workloads; default: the workload's
     subject_options options;         // every structure's, but for those with their own
     std::filesystem::path pool_dir;  // empty: the ferrite pool directory
     std::uint64_t seed = 1;          // repetition r of thread t draws from seed + r, t
@@ -122,16 +125,24 @@ struct point_result {
     std::optional<double> combiner_pwb_per_op;     // when every repetition reported them
     std::optional<double> combiner_pfence_per_op;
     std::optional<latency_summary> latency;  // nullopt: no operation was timed
+    op_family family = op_family::sequence;  // the workload's
+    std::string distribution;                // keyed workloads: uniform or zipfian
+    std::optional<unsigned> reads_percent;   // set-mix
     std::string baseline;         // name of the first structure
     double vs_baseline = 0;       // median ops/s / baseline's median ops/s (0 if it has none)
 };
 
 // Throws ferrite::usage_error if the configuration cannot run: nothing to run, a zero
-// thread count / reps / ops / duration, a structure lacking an operation of a workload.
+// thread count / reps / ops / duration, a structure of the other family than a workload
+// (sequence vs keyed) or lacking one of its operations, an option that no workload of the
+// run uses (--keys, --distribution without a keyed workload, --reads without set-mix,
+// --initial-size without a sequence workload), reads above 100 %.
 void validate(const bench_config& cfg);
 
-// The initial size a workload runs with under this configuration.
+// The initial size a workload runs with under this configuration (keyed: the keys).
 std::uint64_t initial_size_for(const bench_config& cfg, const workload& w);
+// What a keyed workload's streams draw under this configuration.
+key_options key_options_for(const bench_config& cfg, const workload& w);
 
 // One measurement (a fresh subject). Rethrows the first exception of a worker.
 rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,

@@ -129,6 +129,12 @@ nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
     // every other record keeps exactly the fields above.
     if (p.combiner_pwb_per_op) j["combiner_pwb_per_op"] = *p.combiner_pwb_per_op;
     if (p.combiner_pfence_per_op) j["combiner_pfence_per_op"] = *p.combiner_pfence_per_op;
+    // Keyed workloads only: what the keys were drawn from (initial_size is the prefill).
+    if (p.family == op_family::keyed) {
+        j["keys"] = p.initial_size;
+        j["distribution"] = p.distribution;
+        if (p.reads_percent) j["reads_percent"] = *p.reads_percent;
+    }
     return j;
 }
 
@@ -144,7 +150,8 @@ const std::vector<std::string>& csv_columns() {
         "ops_per_sec", "ops_per_sec_min", "ops_per_sec_max", "pwb_per_op", "pfence_per_op",
         "nt_stores_per_op", "batch_size", "baseline", "vs_baseline", "oversubscribed",
         "initial_size", "ablation", "seed", "hardware_concurrency", "cpu", "backend",
-        "latency_sample_every", "latency_samples", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns"};
+        "latency_sample_every", "latency_samples", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
+        "keys", "distribution", "reads_percent"};
     return cols;
 }
 
@@ -180,7 +187,12 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
                 o << *run.ops_per_thread << " ops/thread";
             else
                 o << fmt("%g", run.duration.value_or(0)) << " s/run";
-            if (p.initial_size) o << ", initial size " << p.initial_size;
+            if (p.family == op_family::keyed) {
+                o << ", " << p.initial_size << " keys, " << p.distribution;
+                if (p.reads_percent) o << ", " << *p.reads_percent << "% reads";
+            } else if (p.initial_size) {
+                o << ", initial size " << p.initial_size;
+            }
             o << ", median of " << run.reps << " rep" << (run.reps == 1 ? "" : "s") << " [min - max]"
               << ", backend " << run.machine.backend << ", " << cores << " hardware threads";
             if (run.ablation != "none") o << ", ablation " << run.ablation;

@@ -173,5 +173,26 @@ TEST(BenchReport, LatencyPercentilesAreReportedWhenSampled) {
     EXPECT_NE(t.find("2.00ms"), std::string::npos) << t;
     EXPECT_NE(t.find("one operation in 64"), std::string::npos) << t;
     const auto csv = fb::records_csv({timed}, r);
-    EXPECT_NE(csv.find(",64,5000,120,4500,2000000\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",64,5000,120,4500,2000000,,,\n"), std::string::npos) << csv;
+}
+
+// Keyed records say what the keys were (prefill, distribution, set-mix's reads); sequence
+// records do not carry those fields, and their CSV cells are empty.
+TEST(BenchReport, KeyedRecordsCarryTheirKeys) {
+    auto keyed = point("map-mutex", 1, 1e6);
+    keyed.workload = "set-mix";
+    keyed.family = fb::op_family::keyed;
+    keyed.initial_size = 1000;
+    keyed.distribution = "uniform";
+    keyed.reads_percent = 80;
+    const auto j = fb::record_json(keyed, run());
+    EXPECT_EQ(j["keys"], 1000);
+    EXPECT_EQ(j["distribution"], "uniform");
+    EXPECT_EQ(j["reads_percent"], 80);
+    const auto plain = fb::record_json(point("alpha", 1, 1e6), run());
+    EXPECT_FALSE(plain.contains("keys"));
+    EXPECT_FALSE(plain.contains("distribution"));
+    const auto t = fb::table_text({keyed}, run());
+    EXPECT_NE(t.find("workload set-mix: 2000 ops/thread, 1000 keys, uniform, 80% reads"), std::string::npos) << t;
+    EXPECT_NE(fb::records_csv({keyed}, run()).find(",1000,uniform,80\n"), std::string::npos);
 }
