@@ -1,6 +1,7 @@
-// tests/bench/baselines_test.cpp: the PMDK baselines (bench/baselines/) run every workload
-// they support (of their family), single- and multi-threaded, through the real harness, and
-// leave no pool file behind; every registered structure can run at least one workload.
+// tests/bench/baselines_test.cpp: the PMDK and map baselines (bench/baselines/) run every
+// workload they support (of their family), single- and multi-threaded, through the real
+// harness, and leave no pool file behind; every registered structure can run at least one
+// workload; the map baselines are registered as keyed, map-mutex without scan.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -35,6 +36,22 @@ TEST(BenchBaselines, RegistryListsThePmdkBaselines) {
     }
     EXPECT_EQ(fb::find_subject("vector-stdmutex-volatile"), nullptr);
     EXPECT_EQ(fb::find_subject("no-such"), nullptr);
+}
+
+TEST(BenchBaselines, RegistryListsTheKeyedMapBaselines) {
+    const auto* m = fb::find_subject("map-mutex");
+    const auto* o = fb::find_subject("ordered-map-mutex");
+    ASSERT_NE(m, nullptr);
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(m->family, fb::op_family::keyed);
+    EXPECT_EQ(o->family, fb::op_family::keyed);
+    EXPECT_EQ(fb::find_subject("vector-pmdk")->family, fb::op_family::sequence);
+    for (const char* w : {"set-mix", "ycsb-load", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-e"}) {
+        EXPECT_TRUE(fb::can_run(*o, *fb::find_workload(w))) << w;
+        EXPECT_EQ(fb::can_run(*m, *fb::find_workload(w)), std::string(w) != "ycsb-e") << w;
+        EXPECT_FALSE(fb::can_run(*fb::find_subject("vector-pmdk"), *fb::find_workload(w))) << w;
+    }
+    EXPECT_FALSE(fb::can_run(*m, *fb::find_workload("get")));
 }
 
 TEST(BenchBaselines, EverySupportedWorkloadRunsAndRemovesItsPool) {
