@@ -309,7 +309,10 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
                 p.family = w->family;
                 if (w->family == op_family::keyed) {
                     const auto k = key_options_for(cfg, *w);
-                    p.distribution = std::string(to_string(k.distribution.value_or(w->distribution)));
+                    // ycsb-load draws no existing key: its distribution is not used.
+                    p.distribution = w->kind == pattern::ycsb_load
+                                         ? "none"
+                                         : std::string(to_string(k.distribution.value_or(w->distribution)));
                     if (w->kind == pattern::set_mix) p.reads_percent = k.reads_percent;
                 }
             }

@@ -13,7 +13,8 @@
 //   backend}, latency_sample_every (one operation in this many timed on average, 0: off),
 //   latency_samples, latency_p50_ns, latency_p99_ns, latency_p999_ns (percentiles of the
 //   sampled operations of all repetitions, harness.hpp; null when none was timed). Keyed
-//   workloads add keys, distribution and, for set-mix, reads_percent.
+//   workloads add keys (= initial_size), distribution (uniform, zipfian; none for
+//   ycsb-load, which draws no existing key) and, for set-mix, reads_percent.
 // CSV has the same fields in csv_columns() order, machine fields flattened, unknown = empty.
 #pragma once
 

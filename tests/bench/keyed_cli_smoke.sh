@@ -29,7 +29,7 @@ check_json() {  # check_json WHAT JSON PYTHON-ASSERTIONS (records in `recs`)
 }
 latency='
 for r in recs:
-    assert r["latency_sample_every"] == 64 and r["latency_samples"] > 0, r
+    assert r["latency_sample_every"] == 256 and r["latency_samples"] > 0, r
     assert 0 < r["latency_p50_ns"] <= r["latency_p99_ns"] <= r["latency_p999_ns"], r'
 json=$(fb -s map-mutex -w ycsb-a -t 1,2 "${small[@]}" --json)
 check_json "map-mutex ycsb-a --json" "$json" "

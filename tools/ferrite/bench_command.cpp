@@ -215,7 +215,7 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
     c->add_option("--seed", args.seed, "seed of the operation streams (default 1)");
     c->add_option("--latency-every", args.latency_every,
                   "time one operation in N on average (random gaps) for the p50/p99/p99.9 latency "
-                  "columns and fields; 0 switches timing off (default 64)");
+                  "columns and fields; 0 switches timing off (default 256)");
     c->add_option("--ablation", args.ablation,
                   "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims");
     c->add_option("--pwb-ns", args.pwb_ns, "with --backend emulated: busy-wait per written-back line (default 100)");
