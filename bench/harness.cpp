@@ -24,6 +24,29 @@ struct alignas(64) worker_slot {
     pmem::counters persistence;
     clock::time_point end{};
     std::exception_ptr failure;
+    latency_histogram latency;
+};
+
+// Gaps between timed operations: uniform in [1, 2 * every - 1] (mean `every`), from a
+// xorshift64 of the worker's own; every = 0 gives a gap no run reaches.
+class sample_gaps {
+public:
+    sample_gaps(std::uint32_t every, unsigned tid, std::uint64_t seed) noexcept
+        : span_(every == 0 ? 0 : 2 * std::uint64_t{every} - 1),
+          state_((seed + 1) * 0xd1b54a32d192ed03ULL ^ (std::uint64_t{tid} + 1) * 0x9e3779b97f4a7c15ULL) {
+        if (state_ == 0) state_ = 1;
+    }
+    std::uint64_t next() noexcept {
+        if (span_ == 0) return ~std::uint64_t{0};
+        state_ ^= state_ << 13;
+        state_ ^= state_ >> 7;
+        state_ ^= state_ << 17;
+        return 1 + state_ % span_;
+    }
+
+private:
+    std::uint64_t span_;
+    std::uint64_t state_;
 };
 
 std::string op_list(const std::vector<op>& ops) {
@@ -52,8 +75,28 @@ void validate(const bench_config& cfg) {
     } else if (cfg.ops_per_thread == 0) {
         throw usage_error("--ops must be at least 1");
     }
+    bool keyed = false, sequence = false, set_mix = false;
+    for (const auto* w : cfg.workloads) {
+        keyed = keyed || w->family == op_family::keyed;
+        sequence = sequence || w->family == op_family::sequence;
+        set_mix = set_mix || w->kind == pattern::set_mix;
+    }
+    if (cfg.keys && !keyed)
+        throw usage_error("--keys sets the prefill of keyed workloads (set-mix, ycsb-*); sequence workloads take "
+                          "--initial-size");
+    if (cfg.distribution && !keyed)
+        throw usage_error("--distribution applies to keyed workloads (set-mix, ycsb-*) only");
+    if (cfg.initial_size && !sequence)
+        throw usage_error("--initial-size applies to sequence workloads; keyed workloads are prefilled with --keys");
+    if (cfg.reads_percent && !set_mix) throw usage_error("--reads applies to the set-mix workload only");
+    if (cfg.reads_percent && *cfg.reads_percent > 100)
+        throw usage_error("--reads is a percentage: 0 to 100, not " + std::to_string(*cfg.reads_percent));
     for (const auto& s : cfg.structures)
         for (const auto* w : cfg.workloads) {
+            if (s.kind->family != w->family)
+                throw usage_error("structure '" + s.kind->name + "' is a " + std::string(to_string(s.kind->family)) +
+                                  " structure and cannot run the " + std::string(to_string(w->family)) +
+                                  " workload '" + w->name + "' (`ferrite bench --list` shows which are which)");
             std::vector<op> missing;
             if (!can_run(s.kind->supports, *w, &missing))
                 throw usage_error("structure '" + s.kind->name + "' cannot run workload '" + w->name +
@@ -63,7 +106,12 @@ void validate(const bench_config& cfg) {
 }
 
 std::uint64_t initial_size_for(const bench_config& cfg, const workload& w) {
+    if (w.family == op_family::keyed) return cfg.keys.value_or(w.initial_size);
     return cfg.initial_size.value_or(w.initial_size);
+}
+
+key_options key_options_for(const bench_config& cfg, const workload& w) {
+    return {cfg.distribution.value_or(w.distribution), cfg.reads_percent.value_or(default_reads_percent)};
 }
 
 std::string measured_structure::label() const {
@@ -93,7 +141,22 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
             slot.failure = std::current_exception();
             attached = false;
         }
-        op_stream stream(w, tid, cfg.seed + rep, initial);
+        op_stream stream(w, tid, cfg.seed + rep, initial, key_options_for(cfg, w));
+        sample_gaps gaps(cfg.latency_every, tid, cfg.seed + rep);
+        std::uint64_t until_sample = gaps.next();
+        auto one_op = [&] {
+            const auto s = stream.next();
+            if (--until_sample != 0) [[likely]] {
+                subj->run(tid, s.o, s.a, s.b);
+                return;
+            }
+            until_sample = gaps.next();
+            const auto t0 = clock::now();
+            subj->run(tid, s.o, s.a, s.b);
+            const auto t1 = clock::now();
+            slot.latency.record(static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+        };
         const auto before = pmem::thread_counters();
         ready.fetch_add(1, std::memory_order_acq_rel);
         ready.notify_all();
@@ -102,16 +165,10 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
         std::uint64_t n = 0;
         try {
             if (!timed) {
-                for (; n < cfg.ops_per_thread; ++n) {
-                    const auto s = stream.next();
-                    subj->run(tid, s.o, s.a, s.b);
-                }
+                for (; n < cfg.ops_per_thread; ++n) one_op();
             } else {
                 while (!stop.load(std::memory_order_relaxed)) {
-                    for (std::uint64_t k = 0; k < stop_check_every; ++k, ++n) {
-                        const auto s = stream.next();
-                        subj->run(tid, s.o, s.a, s.b);
-                    }
+                    for (std::uint64_t k = 0; k < stop_check_every; ++k, ++n) one_op();
                 }
             }
         } catch (...) {
@@ -158,6 +215,7 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
         if (s.failure) std::rethrow_exception(s.failure);
         r.ops += s.ops;
         r.persistence += s.persistence;
+        r.latency.merge(s.latency);
         end = std::max(end, s.end);
     }
     r.seconds = std::chrono::duration<double>(end - start).count();
@@ -180,7 +238,9 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
     pmem::counters c;
     double batch = 0;
     std::optional<pmem::counters> combiner = pmem::counters{};
+    latency_histogram latency;
     for (const auto& r : reps) {
+        latency.merge(r.latency);
         if (combiner && r.combiner)
             *combiner += *r.combiner;
         else
@@ -192,6 +252,9 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
         batch += r.batch_size;
         p.persistence_counted = p.persistence_counted && r.persistence_counted;
     }
+    if (latency.count() > 0)
+        p.latency = latency_summary{latency.count(), latency.value_at_percentile(50),
+                                    latency.value_at_percentile(99), latency.value_at_percentile(99.9)};
     p.ops_per_sec = summarize(rates);
     p.seconds = summarize(secs).median;
     if (!reps.empty()) {
@@ -241,7 +304,17 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
             const auto first = out.size();
             for (std::size_t s = 0; s < n_structures; ++s) {
                 out.push_back(summarize_point(cfg.structures[s], *w, t, initial, std::move(reps[ti][s])));
-                out.back().ablation = ablation_name(cfg.options_for(cfg.structures[s]));
+                auto& p = out.back();
+                p.ablation = ablation_name(cfg.options_for(cfg.structures[s]));
+                p.family = w->family;
+                if (w->family == op_family::keyed) {
+                    const auto k = key_options_for(cfg, *w);
+                    // ycsb-load draws no existing key: its distribution is not used.
+                    p.distribution = w->kind == pattern::ycsb_load
+                                         ? "none"
+                                         : std::string(to_string(k.distribution.value_or(w->distribution)));
+                    if (w->kind == pattern::set_mix) p.reads_percent = k.reads_percent;
+                }
             }
             const double base = out[first].ops_per_sec.median;
             for (std::size_t i = first; i < out.size(); ++i) {

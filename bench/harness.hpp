@@ -18,6 +18,18 @@
 // at 1.0 or 1.9 Mops/s depending on when: phases last seconds).
 // The first structure listed is the baseline: every point also carries its throughput ratio
 // to the baseline's at the same workload and thread count.
+//
+// Latency is sampled: a worker times one operation in every `latency_every` on average
+// (steady_clock around the subject's run(), so drawing the operation is not in it) and
+// records it in its own latency_histogram, merged at the end of the measurement and over a
+// point's repetitions. The gap to the next timed operation is drawn uniformly from
+// [1, 2 * latency_every - 1] rather than fixed, so that a workload with a period (push-pop
+// alternates two operations) is not sampled on one operation only. The untimed operations
+// pay a decrement and a predictable branch; a timed one costs two clock reads (~25 ns each
+// on this project's VM) and the record. The default, 1 in 256, keeps that under ~1 % of
+// the fastest volatile operation (~30 ns); docs/results.md measures it. The recorded time
+// includes one clock read. latency_every = 0 switches timing off (the same loop, never
+// reaching a sample).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/latency_histogram.hpp"
 #include "bench/stats.hpp"
 #include "bench/subject.hpp"
 #include "bench/workloads.hpp"
@@ -39,6 +52,7 @@ inline constexpr unsigned default_threads[] = {1, 2, 4, 8, 16, 32, 64};
 inline constexpr unsigned default_reps = 5;
 inline constexpr std::uint64_t default_ops_per_thread = 200000;
 inline constexpr unsigned max_threads = 4096;
+inline constexpr std::uint32_t default_latency_every = 256;
 
 // One structure of a run: its kind and, where the --structure entry named one after a
 // colon (`dfc-stack:no-elimination`), an ablation of its own instead of the run's. Entries
@@ -59,10 +73,14 @@ struct bench_config {
     unsigned reps = default_reps;
     std::uint64_t ops_per_thread = default_ops_per_thread;
     std::optional<double> seconds;              // fixed duration instead of fixed operations
-    std::optional<std::uint64_t> initial_size;  // default: the workload's
+    std::optional<std::uint64_t> initial_size;  // sequence workloads; default: the workload's
+    std::optional<std::uint64_t> keys;          // keyed workloads' prefill; default: the workload's
+    std::optional<unsigned> reads_percent;      // set-mix; default default_reads_percent
+    std::optional<key_distribution> distribution;  // keyed workloads; default: the workload's
     subject_options options;         // every structure's, but for those with their own
     std::filesystem::path pool_dir;  // empty: the ferrite pool directory
     std::uint64_t seed = 1;          // repetition r of thread t draws from seed + r, t
+    std::uint32_t latency_every = default_latency_every;  // time 1 op in this many; 0: none
     // Called before each measurement: what runs next, measurements done, measurements in all.
     std::function<void(const std::string& label, std::uint64_t done, std::uint64_t total)> on_progress;
 
@@ -78,8 +96,17 @@ struct rep_result {
     double batch_size = 0;
     bool persistence_counted = true;
     std::optional<pmem::counters> combiner;  // subject::combiner_persistence() over the region
+    latency_histogram latency;               // sampled operations of every worker (ns)
 
     double ops_per_sec() const noexcept { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+};
+
+// Percentiles of the sampled operation latencies of a point, over all its repetitions.
+struct latency_summary {
+    std::uint64_t samples = 0;
+    std::uint64_t p50_ns = 0;
+    std::uint64_t p99_ns = 0;
+    std::uint64_t p999_ns = 0;
 };
 
 // One (structure, workload, threads) point over all repetitions.
@@ -100,16 +127,25 @@ struct point_result {
     double batch_size = 0;        // mean over repetitions
     std::optional<double> combiner_pwb_per_op;     // when every repetition reported them
     std::optional<double> combiner_pfence_per_op;
+    std::optional<latency_summary> latency;  // nullopt: no operation was timed
+    op_family family = op_family::sequence;  // the workload's
+    std::string distribution;                // keyed workloads: uniform or zipfian
+    std::optional<unsigned> reads_percent;   // set-mix
     std::string baseline;         // name of the first structure
     double vs_baseline = 0;       // median ops/s / baseline's median ops/s (0 if it has none)
 };
 
 // Throws ferrite::usage_error if the configuration cannot run: nothing to run, a zero
-// thread count / reps / ops / duration, a structure lacking an operation of a workload.
+// thread count / reps / ops / duration, a structure of the other family than a workload
+// (sequence vs keyed) or lacking one of its operations, an option that no workload of the
+// run uses (--keys, --distribution without a keyed workload, --reads without set-mix,
+// --initial-size without a sequence workload), reads above 100 %.
 void validate(const bench_config& cfg);
 
-// The initial size a workload runs with under this configuration.
+// The initial size a workload runs with under this configuration (keyed: the keys).
 std::uint64_t initial_size_for(const bench_config& cfg, const workload& w);
+// What a keyed workload's streams draw under this configuration.
+key_options key_options_for(const bench_config& cfg, const workload& w);
 
 // One measurement (a fresh subject). Rethrows the first exception of a worker.
 rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,

@@ -2,6 +2,7 @@
 #include "bench/registry.hpp"
 
 #include "bench/baselines/baselines.hpp"
+#include "bench/baselines/map_baselines.hpp"
 #include "bench/containers/vector_subjects.hpp"
 #include "bench/containers/pfc_subjects.hpp"
 #include "bench/containers/dfc_subjects.hpp"
@@ -15,6 +16,7 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     register_dfc_subjects(out);
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
+    register_map_baselines(out);  // keyed: map-mutex, ordered-map-mutex
 }
 
 const std::vector<subject_kind>& subjects() {

@@ -4,7 +4,9 @@
 // explicit list of calls, one per group of structures, so the order of `--list` is fixed and
 // no static initialiser runs before main. To add a structure, write a
 // `void register_<group>_subjects(std::vector<subject_kind>&)` next to it and call it from
-// register_builtin_subjects().
+// register_builtin_subjects(); a map or set sets `family = op_family::keyed` in its
+// subject_kind (subject.hpp) and is then listed, and runs, with the keyed workloads and
+// against the keyed baselines (bench/baselines/map_baselines.hpp).
 #pragma once
 
 #include <string_view>

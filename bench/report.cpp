@@ -47,6 +47,19 @@ std::string fmt(const char* f, double v) {
     return buf;
 }
 
+// A latency in ns as a short cell: 850ns, 12.3us, 4.51ms, 1.20s.
+std::string latency_cell(std::uint64_t ns) {
+    const auto v = static_cast<double>(ns);
+    if (ns < 10'000) return std::to_string(ns) + "ns";
+    if (ns < 1'000'000) return fmt("%.1fus", v / 1e3);
+    if (ns < 1'000'000'000) return fmt("%.2fms", v / 1e6);
+    return fmt("%.2fs", v / 1e9);
+}
+
+nlohmann::ordered_json latency_json(const std::optional<latency_summary>& l, std::uint64_t latency_summary::*field) {
+    return l ? nlohmann::ordered_json((*l).*field) : nlohmann::ordered_json(nullptr);
+}
+
 std::string pad_left(const std::string& s, std::size_t w) {
     return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
 }
@@ -70,6 +83,7 @@ run_info describe_run(const bench_config& cfg, machine_info machine) {
         r.ops_per_thread = cfg.ops_per_thread;
     r.ablation = ablation_name(cfg.options);
     r.seed = cfg.seed;
+    r.latency_every = cfg.latency_every;
     r.machine = std::move(machine);
     return r;
 }
@@ -105,11 +119,22 @@ nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
             {"machine",
              {{"hardware_concurrency", run.machine.hardware_concurrency},
               {"cpu", run.machine.cpu},
-              {"backend", run.machine.backend}}}};
+              {"backend", run.machine.backend}}},
+            {"latency_sample_every", run.latency_every},
+            {"latency_samples", p.latency ? p.latency->samples : 0},
+            {"latency_p50_ns", latency_json(p.latency, &latency_summary::p50_ns)},
+            {"latency_p99_ns", latency_json(p.latency, &latency_summary::p99_ns)},
+            {"latency_p999_ns", latency_json(p.latency, &latency_summary::p999_ns)}};
     // Only for subjects that report their combiners' own persistence (DFC): appended, so
     // every other record keeps exactly the fields above.
     if (p.combiner_pwb_per_op) j["combiner_pwb_per_op"] = *p.combiner_pwb_per_op;
     if (p.combiner_pfence_per_op) j["combiner_pfence_per_op"] = *p.combiner_pfence_per_op;
+    // Keyed workloads only: what the keys were drawn from (initial_size is the prefill).
+    if (p.family == op_family::keyed) {
+        j["keys"] = p.initial_size;
+        j["distribution"] = p.distribution;
+        if (p.reads_percent) j["reads_percent"] = *p.reads_percent;
+    }
     return j;
 }
 
@@ -124,7 +149,9 @@ const std::vector<std::string>& csv_columns() {
         "structure", "workload", "threads", "reps", "ops", "ops_per_thread", "duration", "seconds",
         "ops_per_sec", "ops_per_sec_min", "ops_per_sec_max", "pwb_per_op", "pfence_per_op",
         "nt_stores_per_op", "batch_size", "baseline", "vs_baseline", "oversubscribed",
-        "initial_size", "ablation", "seed", "hardware_concurrency", "cpu", "backend"};
+        "initial_size", "ablation", "seed", "hardware_concurrency", "cpu", "backend",
+        "latency_sample_every", "latency_samples", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
+        "keys", "distribution", "reads_percent"};
     return cols;
 }
 
@@ -160,13 +187,18 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
                 o << *run.ops_per_thread << " ops/thread";
             else
                 o << fmt("%g", run.duration.value_or(0)) << " s/run";
-            if (p.initial_size) o << ", initial size " << p.initial_size;
+            if (p.family == op_family::keyed) {
+                o << ", " << p.initial_size << " keys, " << p.distribution;
+                if (p.reads_percent) o << ", " << *p.reads_percent << "% reads";
+            } else if (p.initial_size) {
+                o << ", initial size " << p.initial_size;
+            }
             o << ", median of " << run.reps << " rep" << (run.reps == 1 ? "" : "s") << " [min - max]"
               << ", backend " << run.machine.backend << ", " << cores << " hardware threads";
             if (run.ablation != "none") o << ", ablation " << run.ablation;
             o << '\n';
             o << pad_right("structure", name_w) << "  threads      Mops/s  [   min  -    max]   pwb/op  pfence/op"
-              << "   batch  vs " << p.baseline << (any_combiner ? "  combiner: pwb/op pfence/op" : "") << '\n';
+              << "   batch       p50       p99     p99.9  vs " << p.baseline << (any_combiner ? "  combiner: pwb/op pfence/op" : "") << '\n';
         }
         const bool over = oversubscribed(p, run.machine);
         any_over = any_over || over;
@@ -177,8 +209,13 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
           << pad_left(fmt("%.3f", p.ops_per_sec.max * m), 6) << "]"
           << pad_left(p.persistence_counted ? fmt("%.2f", p.pwb_per_op) : "n/a", 9)
           << pad_left(p.persistence_counted ? fmt("%.2f", p.pfence_per_op) : "n/a", 11)
-          << pad_left(p.batch_size > 0 ? fmt("%.2f", p.batch_size) : "-", 8) << "  "
-          << fmt("%.2fx", p.vs_baseline);
+          << pad_left(p.batch_size > 0 ? fmt("%.2f", p.batch_size) : "-", 8);
+        if (p.latency)
+            o << pad_left(latency_cell(p.latency->p50_ns), 10) << pad_left(latency_cell(p.latency->p99_ns), 10)
+              << pad_left(latency_cell(p.latency->p999_ns), 10);
+        else
+            o << pad_left("-", 10) << pad_left("-", 10) << pad_left("-", 10);
+        o << "  " << fmt("%.2fx", p.vs_baseline);
         if (p.combiner_pwb_per_op && p.combiner_pfence_per_op)
             o << pad_left(fmt("%.2f", *p.combiner_pwb_per_op), 12) << pad_left(fmt("%.2f", *p.combiner_pfence_per_op), 10);
         o << '\n';
@@ -187,6 +224,9 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
     bool uncounted = false;
     for (const auto& p : points) uncounted = uncounted || !p.persistence_counted;
     if (uncounted) o << "n/a: the structure flushes outside ferrite/pmem (PMDK); its pwb/pfence are not counted\n";
+    if (run.latency_every > 0)
+        o << "p50/p99/p99.9: latency of one operation in " << run.latency_every
+          << " (sampled at random), all repetitions\n";
     return o.str();
 }
 

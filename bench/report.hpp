@@ -10,7 +10,11 @@
 //   by ferrite, e.g. PMDK), batch_size, baseline, vs_baseline, oversubscribed (threads >
 //   hardware threads), initial_size, ablation (the structure's: the run's --ablation, or
 //   its own from a `name:ablation` entry), seed, machine {hardware_concurrency, cpu,
-//   backend}.
+//   backend}, latency_sample_every (one operation in this many timed on average, 0: off),
+//   latency_samples, latency_p50_ns, latency_p99_ns, latency_p999_ns (percentiles of the
+//   sampled operations of all repetitions, harness.hpp; null when none was timed). Keyed
+//   workloads add keys (= initial_size), distribution (uniform, zipfian; none for
+//   ycsb-load, which draws no existing key) and, for set-mix, reads_percent.
 // CSV has the same fields in csv_columns() order, machine fields flattened, unknown = empty.
 #pragma once
 
@@ -42,6 +46,7 @@ struct run_info {
     std::optional<double> duration;               // --seconds mode
     std::string ablation = "none";                // the run's (--ablation)
     std::uint64_t seed = 1;
+    std::uint32_t latency_every = 0;              // --latency-every (0: latency not sampled)
     machine_info machine;
 };
 

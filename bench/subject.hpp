@@ -7,11 +7,18 @@
 // optional: a subject says which it supports, and a workload is offered only to subjects
 // that support all its operations.
 //
+// Subjects and workloads come in two families: *sequence* (vectors, stacks, queues, deques:
+// push/pop at the ends, get/swap by index) and *keyed* (maps and sets: insert, erase,
+// contains, get, put, scan by key). A structure runs only the workloads of its family. A
+// keyed subject made with initial_size n holds the keys prefill_key(i) = 2i for i < n (any
+// values) before the timed region, so that keyed workloads know which keys are present.
+//
 // Persistence instructions are counted by the harness from pmem's per-thread counters
 // (ferrite/pmem/counters.hpp), summed over workers; subjects report combining statistics
 // (mean batch size) themselves, or 0 where the notion does not apply.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -26,8 +33,21 @@
 namespace ferrite::bench {
 
 // The operation vocabulary of every workload. back = the end a vector/stack pushes to;
-// a queue pushes at the back and pops at the front.
-enum class op : std::uint8_t { push_back, pop_back, push_front, pop_front, get, swap };
+// a queue pushes at the back and pops at the front. Arguments (a, b) by operation:
+//   sequence: push_back/push_front(value, -), pop_back/pop_front(-, -), get(index, -),
+//             swap(index, index); indices are reduced modulo the size by the subject.
+//   keyed:    insert(key, value) if absent, erase(key, -), contains(key, -), get(key, -),
+//             put(key, value) = insert or assign (upsert), scan(first key, count <= 100):
+//             visit the count smallest keys >= first key, in order.
+// get reads one element in both families: by index in a sequence, by key in a keyed one.
+enum class op : std::uint8_t { push_back, pop_back, push_front, pop_front, get, swap,
+                               insert, erase, contains, put, scan };
+inline constexpr std::size_t op_count = 11;
+
+enum class op_family : std::uint8_t { sequence, keyed };
+
+// The key of the i-th element a keyed subject is filled with before timing.
+constexpr std::uint64_t prefill_key(std::uint64_t i) noexcept { return 2 * i; }
 
 // Switches for ablations (Figs 6.2, 6.3 of the PFC thesis); subjects ignore what they lack.
 struct subject_options {
@@ -41,7 +61,7 @@ struct subject_options {
 // itself, outside the timed region and before any worker attaches).
 struct subject_config {
     unsigned threads = 1;           // workers that will attach
-    std::uint64_t initial_size = 0; // elements present before the timed region (get/swap need some)
+    std::uint64_t initial_size = 0; // elements (keyed: keys prefill_key(i)) present before timing
     std::filesystem::path pool_dir; // where pool files go (scratch; removed by the subject)
     subject_options options;
 };
@@ -70,6 +90,7 @@ struct subject_kind {
     std::string summary;  // one line for `ferrite bench --list`
     std::vector<op> supports;
     std::function<std::unique_ptr<subject>(const subject_config&)> make;
+    op_family family = op_family::sequence;
 };
 
 }  // namespace ferrite::bench

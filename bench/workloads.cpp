@@ -23,6 +23,20 @@ const std::vector<workload>& workloads() {
          {op::push_back, op::pop_front}, 0, pattern::enq_deq},
         {"deque-pairs", "a random side, then push and pop at that side",
          {op::push_back, op::pop_back, op::push_front, op::pop_front}, 0, pattern::deque_pairs},
+        // Keyed workloads (maps, sets).
+        {"set-mix", "contains (--reads %, default 90), else insert or erase 50/50, keys in [0, 2 x --keys)",
+         {op::contains, op::insert, op::erase}, default_keys, pattern::set_mix, op_family::keyed,
+         key_distribution::uniform},
+        {"ycsb-load", "YCSB load: insert new keys only",
+         {op::insert}, 0, pattern::ycsb_load, op_family::keyed, key_distribution::zipfian},
+        {"ycsb-a", "YCSB A: 50% get, 50% put of present keys (Zipfian by default)",
+         {op::get, op::put}, default_keys, pattern::ycsb_a, op_family::keyed, key_distribution::zipfian},
+        {"ycsb-b", "YCSB B: 95% get, 5% put",
+         {op::get, op::put}, default_keys, pattern::ycsb_b, op_family::keyed, key_distribution::zipfian},
+        {"ycsb-c", "YCSB C: get only",
+         {op::get}, default_keys, pattern::ycsb_c, op_family::keyed, key_distribution::zipfian},
+        {"ycsb-e", "YCSB E: 95% scan of 1-100 keys from a present key, 5% insert of new keys",
+         {op::scan, op::insert}, default_keys, pattern::ycsb_e, op_family::keyed, key_distribution::zipfian},
     };
     return all;
 }
@@ -41,9 +55,26 @@ std::string_view to_string(op o) noexcept {
     case op::pop_front: return "pop_front";
     case op::get: return "get";
     case op::swap: return "swap";
+    case op::insert: return "insert";
+    case op::erase: return "erase";
+    case op::contains: return "contains";
+    case op::put: return "put";
+    case op::scan: return "scan";
     }
     return "?";
 }
+
+std::string_view to_string(key_distribution d) noexcept {
+    return d == key_distribution::zipfian ? "zipfian" : "uniform";
+}
+
+std::optional<key_distribution> key_distribution_from_string(std::string_view s) noexcept {
+    if (s == "uniform") return key_distribution::uniform;
+    if (s == "zipfian") return key_distribution::zipfian;
+    return std::nullopt;
+}
+
+std::string_view to_string(op_family f) noexcept { return f == op_family::keyed ? "keyed" : "sequence"; }
 
 bool can_run(const std::vector<op>& supports, const workload& w, std::vector<op>* missing) {
     bool ok = true;
@@ -55,11 +86,26 @@ bool can_run(const std::vector<op>& supports, const workload& w, std::vector<op>
     return ok;
 }
 
-op_stream::op_stream(const workload& w, unsigned tid, std::uint64_t seed, std::uint64_t index_range) noexcept
+bool can_run(const subject_kind& s, const workload& w) { return s.family == w.family && can_run(s.supports, w); }
+
+op_stream::op_stream(const workload& w, unsigned tid, std::uint64_t seed, std::uint64_t index_range,
+                     const key_options& keys)
     : kind_(w.kind),
+      reads_(keys.reads_percent),
       state_(seed * 0x9e3779b97f4a7c15ULL + (std::uint64_t{tid} + 1) * 0xbf58476d1ce4e5b9ULL),
       range_(index_range),
-      value_base_((std::uint64_t{tid} + 1) << 40) {}
+      value_base_((std::uint64_t{tid} + 1) << 40) {
+    if (w.family != op_family::keyed) return;
+    // set-mix draws keys in [0, 2N) directly; the YCSB workloads draw a record r < N.
+    key_items_ = std::max<std::uint64_t>(1, w.kind == pattern::set_mix ? 2 * index_range : index_range);
+    if (keys.distribution.value_or(w.distribution) == key_distribution::zipfian) zipfian_.emplace(key_items_);
+}
+
+std::uint64_t op_stream::draw() noexcept {
+    const auto r = random();
+    if (!zipfian_) return r % key_items_;
+    return zipfian_->next(static_cast<double>(r >> 11) * 0x1.0p-53);  // u in [0, 1)
+}
 
 std::uint64_t op_stream::random() noexcept {
     std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
@@ -100,6 +146,28 @@ op_stream::step op_stream::next() noexcept {
         }
         pending_ = op::pop_back;
         return {op::push_back, value(), 0};
+    case pattern::set_mix: {
+        const auto x = random();
+        const auto key = draw();
+        if (percent(reads_, x)) return {op::contains, key, 0};
+        return (x >> 32) & 1 ? step{op::insert, key, value()} : step{op::erase, key, 0};
+    }
+    case pattern::ycsb_load:
+        return {op::insert, new_key(), value()};
+    case pattern::ycsb_a:
+    case pattern::ycsb_b: {
+        const bool read = percent(kind_ == pattern::ycsb_a ? 50 : 95, random());
+        return read ? step{op::get, present_key(), 0} : step{op::put, present_key(), value()};
+    }
+    case pattern::ycsb_c:
+        return {op::get, present_key(), 0};
+    case pattern::ycsb_e: {
+        if (percent(95, random())) {
+            const auto first = present_key();
+            return {op::scan, first, 1 + random() % max_scan_length};
+        }
+        return {op::insert, new_key(), value()};
+    }
     }
     return {op::get, 0, 0};
 }

@@ -55,8 +55,7 @@ public:
         case op::pop_back: pop_back(); break;
         case op::get: get(a); break;
         case op::swap: swap(a, b); break;
-        case op::push_front:
-        case op::pop_front: break;  // not supported (never issued: see kind().supports)
+        default: break;  // not supported (never issued: see kind().supports)
         }
     }
 

@@ -1,9 +1,11 @@
-// tests/bench/baselines_test.cpp: the PMDK baselines (bench/baselines/) run every workload
-// they support, single- and multi-threaded, through the real harness, and leave no pool file
-// behind; every registered structure can run at least one workload.
+// tests/bench/baselines_test.cpp: the PMDK and map baselines (bench/baselines/) run every
+// workload they support (of their family), single- and multi-threaded, through the real
+// harness, and leave no pool file behind; every registered structure can run at least one
+// workload; the map baselines are registered as keyed, map-mutex without scan.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
 #include <unistd.h>
 
 #include "bench/harness.hpp"
@@ -36,12 +38,28 @@ TEST(BenchBaselines, RegistryListsThePmdkBaselines) {
     EXPECT_EQ(fb::find_subject("no-such"), nullptr);
 }
 
+TEST(BenchBaselines, RegistryListsTheKeyedMapBaselines) {
+    const auto* m = fb::find_subject("map-mutex");
+    const auto* o = fb::find_subject("ordered-map-mutex");
+    ASSERT_NE(m, nullptr);
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(m->family, fb::op_family::keyed);
+    EXPECT_EQ(o->family, fb::op_family::keyed);
+    EXPECT_EQ(fb::find_subject("vector-pmdk")->family, fb::op_family::sequence);
+    for (const char* w : {"set-mix", "ycsb-load", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-e"}) {
+        EXPECT_TRUE(fb::can_run(*o, *fb::find_workload(w))) << w;
+        EXPECT_EQ(fb::can_run(*m, *fb::find_workload(w)), std::string(w) != "ycsb-e") << w;
+        EXPECT_FALSE(fb::can_run(*fb::find_subject("vector-pmdk"), *fb::find_workload(w))) << w;
+    }
+    EXPECT_FALSE(fb::can_run(*m, *fb::find_workload("get")));
+}
+
 TEST(BenchBaselines, EverySupportedWorkloadRunsAndRemovesItsPool) {
     scratch_dir dir;
     for (const auto& s : fb::subjects()) {
         int runnable = 0;
         for (const auto& w : fb::workloads()) {
-            if (!fb::can_run(s.supports, w)) continue;
+            if (!fb::can_run(s, w)) continue;
             ++runnable;
             fb::bench_config cfg;
             cfg.structures = {s};
@@ -49,7 +67,10 @@ TEST(BenchBaselines, EverySupportedWorkloadRunsAndRemovesItsPool) {
             cfg.threads = {1, 3};
             cfg.reps = 1;
             cfg.ops_per_thread = 300;
-            cfg.initial_size = 100;
+            if (w.family == fb::op_family::keyed)
+                cfg.keys = 100;
+            else
+                cfg.initial_size = 100;
             cfg.pool_dir = dir.path;
             const auto points = fb::run_bench(cfg);
             ASSERT_EQ(points.size(), 2u) << s.name << " " << w.name;

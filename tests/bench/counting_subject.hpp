@@ -20,7 +20,7 @@ struct ledger {
     std::atomic<unsigned> made{0};
     std::atomic<unsigned> attached{0};
     std::atomic<unsigned> detached{0};
-    std::array<std::atomic<std::uint64_t>, 6> ops{};
+    std::array<std::atomic<std::uint64_t>, op_count> ops{};
     std::atomic<std::uint64_t> ops_before_attach{0};
     std::mutex m;
     std::vector<subject_config> configs;  // one per subject made
@@ -81,6 +81,15 @@ inline subject_kind counting_kind(ledger& l, std::string name = "counting",
                                   counting_behaviour b = {}) {
     return {std::move(name), "in-test counting subject", std::move(supports),
             [&l, b](const subject_config& c) { return std::make_unique<counting_subject>(l, c, b); }};
+}
+
+// The same subject as a keyed structure (maps, sets): it supports every keyed operation.
+inline subject_kind keyed_counting_kind(ledger& l, std::string name = "keyed-counting",
+                                        std::vector<op> supports = {op::insert, op::erase, op::contains, op::get,
+                                                                    op::put, op::scan}) {
+    auto k = counting_kind(l, std::move(name), std::move(supports));
+    k.family = op_family::keyed;
+    return k;
 }
 
 }  // namespace ferrite::bench::testing

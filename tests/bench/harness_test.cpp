@@ -14,6 +14,7 @@
 namespace fb = ferrite::bench;
 using fb::op;
 using fb::testing::counting_kind;
+using fb::testing::keyed_counting_kind;
 using fb::testing::ledger;
 
 namespace {
@@ -218,4 +219,122 @@ TEST(BenchHarness, AblationNamesRoundTrip) {
     EXPECT_FALSE(o->nt_stores);
     EXPECT_FALSE(o->futex_wait);
     EXPECT_TRUE(o->elimination);
+}
+
+TEST(BenchHarness, LatencyIsSampledOneOperationInEveryNOnAverage) {
+    ledger l;
+    const auto kind = counting_kind(l);
+    auto cfg = config({kind}, "push-pop");
+    cfg.ops_per_thread = 64000;
+    cfg.latency_every = 64;
+    const auto r = fb::measure(kind, *cfg.workloads[0], 2, cfg, 0);
+    // 2 x 64000 ops, one timed in 64 on average: about 2000 samples.
+    EXPECT_GT(r.latency.count(), 1700u);
+    EXPECT_LT(r.latency.count(), 2300u);
+    EXPECT_GT(r.latency.value_at_percentile(99.9), 0u);
+    EXPECT_LE(r.latency.value_at_percentile(50), r.latency.value_at_percentile(99));
+
+    cfg.latency_every = 1;  // every operation
+    EXPECT_EQ(fb::measure(kind, *cfg.workloads[0], 1, cfg, 0).latency.count(), 64000u);
+    cfg.latency_every = 0;  // off
+    EXPECT_EQ(fb::measure(kind, *cfg.workloads[0], 2, cfg, 0).latency.count(), 0u);
+}
+
+TEST(BenchHarness, PointLatencyMergesEveryRepetition) {
+    ledger l;
+    const auto kind = counting_kind(l);
+    std::vector<fb::rep_result> reps(2);
+    for (std::uint64_t v = 1; v <= 500; ++v) reps[0].latency.record(v);
+    for (std::uint64_t v = 501; v <= 1000; ++v) reps[1].latency.record(v);
+    const auto p = fb::summarize_point(kind, *fb::find_workload("push-pop"), 1, 0, reps);
+    ASSERT_TRUE(p.latency);
+    EXPECT_EQ(p.latency->samples, 1000u);
+    EXPECT_EQ(p.latency->p50_ns, 500u);
+    EXPECT_EQ(p.latency->p99_ns, 990u);
+    EXPECT_EQ(p.latency->p999_ns, 999u);
+    EXPECT_FALSE(fb::summarize_point(kind, *fb::find_workload("push-pop"), 1, 0, std::vector<fb::rep_result>(2)).latency);
+}
+
+namespace {
+
+std::string usage_message(const fb::bench_config& cfg) {
+    try {
+        fb::validate(cfg);
+    } catch (const ferrite::usage_error& e) {
+        return e.what();
+    }
+    return "(accepted)";
+}
+
+}  // namespace
+
+TEST(BenchHarness, SequenceAndKeyedStructuresRefuseTheOtherFamilysWorkloads) {
+    ledger l;
+    const auto seq = counting_kind(l, "seq");
+    const auto keyed = keyed_counting_kind(l, "keyed");
+    EXPECT_NE(usage_message(config({seq}, "ycsb-a"))
+                  .find("structure 'seq' is a sequence structure and cannot run the keyed workload 'ycsb-a'"),
+              std::string::npos);
+    EXPECT_NE(usage_message(config({keyed}, "push-pop"))
+                  .find("structure 'keyed' is a keyed structure and cannot run the sequence workload 'push-pop'"),
+              std::string::npos);
+    // get is in both vocabularies: the family, not the operation list, keeps them apart.
+    EXPECT_NE(usage_message(config({seq}, "ycsb-c")).find("sequence structure"), std::string::npos);
+    EXPECT_EQ(usage_message(config({keyed}, "ycsb-e")), "(accepted)");
+    const auto no_scan = keyed_counting_kind(l, "no-scan", {op::insert, op::erase, op::contains, op::get, op::put});
+    EXPECT_NE(usage_message(config({no_scan}, "ycsb-e")).find("'no-scan' cannot run workload 'ycsb-e': it lacks scan"),
+              std::string::npos);
+}
+
+TEST(BenchHarness, KeyOptionsMustApplyToAWorkloadOfTheRun) {
+    ledger l;
+    const auto seq = counting_kind(l, "seq");
+    const auto keyed = keyed_counting_kind(l, "keyed");
+    auto cfg = config({seq}, "push-pop");
+    cfg.keys = 10;
+    EXPECT_NE(usage_message(cfg).find("--keys"), std::string::npos);
+    cfg = config({seq}, "push-pop");
+    cfg.distribution = fb::key_distribution::zipfian;
+    EXPECT_NE(usage_message(cfg).find("--distribution"), std::string::npos);
+    cfg = config({keyed}, "ycsb-a");
+    cfg.initial_size = 10;
+    EXPECT_NE(usage_message(cfg).find("--initial-size"), std::string::npos);
+    cfg = config({keyed}, "ycsb-a");
+    cfg.reads_percent = 50;
+    EXPECT_NE(usage_message(cfg).find("--reads applies to the set-mix workload only"), std::string::npos);
+    cfg = config({keyed}, "set-mix");
+    cfg.reads_percent = 101;
+    EXPECT_NE(usage_message(cfg).find("--reads is a percentage"), std::string::npos);
+    cfg.reads_percent = 100;
+    cfg.keys = 10;
+    cfg.distribution = fb::key_distribution::zipfian;
+    EXPECT_EQ(usage_message(cfg), "(accepted)");
+}
+
+TEST(BenchHarness, KeyedRunsPrefillKeysAndRecordWhatTheyDrew) {
+    ledger l;
+    const auto keyed = keyed_counting_kind(l, "keyed");
+    auto cfg = config({keyed}, "set-mix");
+    cfg.threads = {2};
+    cfg.reps = 1;
+    cfg.keys = 300;
+    cfg.reads_percent = 80;
+    const auto points = fb::run_bench(cfg);
+    ASSERT_EQ(points.size(), 1u);
+    ASSERT_EQ(l.configs.size(), 1u);
+    EXPECT_EQ(l.configs[0].initial_size, 300u);
+    EXPECT_EQ(points[0].initial_size, 300u);
+    EXPECT_EQ(points[0].family, fb::op_family::keyed);
+    EXPECT_EQ(points[0].distribution, "uniform");
+    EXPECT_EQ(points[0].reads_percent, 80u);
+    EXPECT_EQ(l.count(op::contains) + l.count(op::insert) + l.count(op::erase), 2000u);
+    EXPECT_GT(l.count(op::contains), 1400u);  // 80 % of 2000, give or take
+    ASSERT_TRUE(points[0].latency);
+
+    cfg = config({keyed}, "ycsb-a");
+    EXPECT_EQ(fb::initial_size_for(cfg, *cfg.workloads[0]), fb::default_keys);
+    EXPECT_EQ(fb::initial_size_for(cfg, *fb::find_workload("ycsb-load")), 0u);
+    cfg.initial_size = 5;  // sequence workloads' option: not the keys
+    EXPECT_EQ(fb::initial_size_for(cfg, *cfg.workloads[0]), fb::default_keys);
+    EXPECT_EQ(fb::key_options_for(cfg, *cfg.workloads[0]).distribution, fb::key_distribution::zipfian);
 }

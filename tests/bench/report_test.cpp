@@ -148,3 +148,51 @@ TEST(BenchReport, CombinerPersistenceIsReportedOnlyWhenPresent) {
     EXPECT_NE(t.find("3.50"), std::string::npos) << t;
     EXPECT_EQ(fb::table_text({point("alpha", 2, 1e6)}, run()).find("combiner"), std::string::npos);
 }
+
+// Latency percentiles (sampled by the harness) are reported for every record: numbers when
+// operations were timed, null (JSON) or '-' (table) when none was.
+TEST(BenchReport, LatencyPercentilesAreReportedWhenSampled) {
+    auto timed = point("alpha", 2, 1e6);
+    timed.latency = fb::latency_summary{5000, 120, 4'500, 2'000'000};
+    auto r = run();
+    r.latency_every = 64;
+    const auto j = fb::record_json(timed, r);
+    EXPECT_EQ(j["latency_sample_every"], 64);
+    EXPECT_EQ(j["latency_samples"], 5000);
+    EXPECT_EQ(j["latency_p50_ns"], 120);
+    EXPECT_EQ(j["latency_p99_ns"], 4500);
+    EXPECT_EQ(j["latency_p999_ns"], 2000000);
+    const auto none = fb::record_json(point("beta", 2, 1e6), r);
+    EXPECT_EQ(none["latency_samples"], 0);
+    EXPECT_TRUE(none["latency_p50_ns"].is_null());
+    EXPECT_TRUE(none["latency_p999_ns"].is_null());
+    const auto t = fb::table_text({timed, point("beta", 2, 1e6)}, r);
+    EXPECT_NE(t.find("p50       p99     p99.9"), std::string::npos) << t;
+    EXPECT_NE(t.find("120ns"), std::string::npos) << t;
+    EXPECT_NE(t.find("4500ns"), std::string::npos) << t;
+    EXPECT_NE(t.find("2.00ms"), std::string::npos) << t;
+    EXPECT_NE(t.find("one operation in 64"), std::string::npos) << t;
+    const auto csv = fb::records_csv({timed}, r);
+    EXPECT_NE(csv.find(",64,5000,120,4500,2000000,,,\n"), std::string::npos) << csv;
+}
+
+// Keyed records say what the keys were (prefill, distribution, set-mix's reads); sequence
+// records do not carry those fields, and their CSV cells are empty.
+TEST(BenchReport, KeyedRecordsCarryTheirKeys) {
+    auto keyed = point("map-mutex", 1, 1e6);
+    keyed.workload = "set-mix";
+    keyed.family = fb::op_family::keyed;
+    keyed.initial_size = 1000;
+    keyed.distribution = "uniform";
+    keyed.reads_percent = 80;
+    const auto j = fb::record_json(keyed, run());
+    EXPECT_EQ(j["keys"], 1000);
+    EXPECT_EQ(j["distribution"], "uniform");
+    EXPECT_EQ(j["reads_percent"], 80);
+    const auto plain = fb::record_json(point("alpha", 1, 1e6), run());
+    EXPECT_FALSE(plain.contains("keys"));
+    EXPECT_FALSE(plain.contains("distribution"));
+    const auto t = fb::table_text({keyed}, run());
+    EXPECT_NE(t.find("workload set-mix: 2000 ops/thread, 1000 keys, uniform, 80% reads"), std::string::npos) << t;
+    EXPECT_NE(fb::records_csv({keyed}, run()).find(",1000,uniform,80\n"), std::string::npos);
+}

@@ -1,11 +1,15 @@
 // tests/bench/workloads_test.cpp: the workload table and its operation streams
 // (bench/workloads.hpp): alternation, index ranges, unique values, determinism, and that a
-// stream only issues the operations its workload declares.
+// stream only issues the operations its workload declares; for the keyed workloads, the
+// operation proportions of each mix, the keys they draw (present, new, in range) and the
+// key distribution.
 #include "bench/workloads.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <set>
 
 namespace fb = ferrite::bench;
@@ -160,4 +164,122 @@ TEST(BenchWorkloads, CanRunNamesTheMissingOperations) {
     EXPECT_TRUE(fb::can_run({op::push_back, op::pop_back}, wl("push-pop")));
     EXPECT_FALSE(fb::can_run({op::push_back, op::pop_back}, wl("get-push-pop"), &missing));
     EXPECT_EQ(missing, std::vector<op>{op::get});
+}
+
+namespace {
+
+// Operation counts of n draws of a stream.
+std::array<std::uint64_t, fb::op_count> mix_of(fb::op_stream& s, int n) {
+    std::array<std::uint64_t, fb::op_count> c{};
+    for (int i = 0; i < n; ++i) ++c[static_cast<std::size_t>(s.next().o)];
+    return c;
+}
+
+double share(const std::array<std::uint64_t, fb::op_count>& c, op o, int n) {
+    return static_cast<double>(c[static_cast<std::size_t>(o)]) / n;
+}
+
+}  // namespace
+
+TEST(BenchWorkloads, KeyedWorkloadsAreKeyedWithTheirDefaults) {
+    for (const char* n : {"set-mix", "ycsb-load", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-e"}) {
+        const auto& w = wl(n);
+        EXPECT_EQ(w.family, fb::op_family::keyed) << n;
+        EXPECT_EQ(w.initial_size, std::string(n) == "ycsb-load" ? 0u : fb::default_keys) << n;
+        EXPECT_EQ(w.distribution, std::string(n) == "set-mix" ? fb::key_distribution::uniform
+                                                              : fb::key_distribution::zipfian) << n;
+    }
+    EXPECT_EQ(wl("push-pop").family, fb::op_family::sequence);
+    EXPECT_EQ(fb::key_distribution_from_string("zipfian"), fb::key_distribution::zipfian);
+    EXPECT_EQ(fb::key_distribution_from_string("uniform"), fb::key_distribution::uniform);
+    EXPECT_FALSE(fb::key_distribution_from_string("normal"));
+}
+
+TEST(BenchWorkloads, SetMixIsReadsPercentContainsAndTheRestHalfInsertHalfErase) {
+    const int n = 200000;
+    for (unsigned reads : {90u, 50u, 0u, 100u}) {
+        fb::key_options k;
+        k.reads_percent = reads;
+        fb::op_stream s(wl("set-mix"), 1, 5, 1000, k);
+        const auto c = mix_of(s, n);
+        const double r = reads / 100.0;
+        EXPECT_NEAR(share(c, op::contains, n), r, 0.01) << reads;
+        EXPECT_NEAR(share(c, op::insert, n), (1 - r) / 2, 0.01) << reads;
+        EXPECT_NEAR(share(c, op::erase, n), (1 - r) / 2, 0.01) << reads;
+    }
+    // Keys in [0, 2N): half of them are prefilled (even), so about half the draws are present.
+    fb::op_stream s(wl("set-mix"), 0, 5, 1000);
+    int present = 0;
+    for (int i = 0; i < n; ++i) {
+        const auto st = s.next();
+        ASSERT_LT(st.a, 2000u);
+        present += st.a % 2 == 0;
+    }
+    EXPECT_NEAR(static_cast<double>(present) / n, 0.5, 0.01);
+}
+
+TEST(BenchWorkloads, YcsbMixesHaveYcsbsProportions) {
+    const int n = 200000;
+    fb::op_stream a(wl("ycsb-a"), 0, 1, 1000), b(wl("ycsb-b"), 0, 1, 1000), c(wl("ycsb-c"), 0, 1, 1000),
+        e(wl("ycsb-e"), 0, 1, 1000), load(wl("ycsb-load"), 0, 1, 0);
+    const auto ma = mix_of(a, n), mb = mix_of(b, n), mc = mix_of(c, n), me = mix_of(e, n), ml = mix_of(load, n);
+    EXPECT_NEAR(share(ma, op::get, n), 0.50, 0.01);
+    EXPECT_NEAR(share(ma, op::put, n), 0.50, 0.01);
+    EXPECT_NEAR(share(mb, op::get, n), 0.95, 0.005);
+    EXPECT_NEAR(share(mb, op::put, n), 0.05, 0.005);
+    EXPECT_EQ(share(mc, op::get, n), 1.0);
+    EXPECT_NEAR(share(me, op::scan, n), 0.95, 0.005);
+    EXPECT_NEAR(share(me, op::insert, n), 0.05, 0.005);
+    EXPECT_EQ(share(ml, op::insert, n), 1.0);
+}
+
+TEST(BenchWorkloads, YcsbReadsPresentKeysAndInsertsNewOnes) {
+    const std::uint64_t keys = 500;
+    fb::op_stream e(wl("ycsb-e"), 2, 3, keys);
+    std::set<std::uint64_t> inserted;
+    std::uint64_t longest = 0, shortest = ~std::uint64_t{0};
+    for (int i = 0; i < 100000; ++i) {
+        const auto st = e.next();
+        if (st.o == op::scan) {
+            ASSERT_EQ(st.a % 2, 0u);  // a prefilled key, prefill_key(r) with r < keys
+            ASSERT_LT(st.a, fb::prefill_key(keys));
+            longest = std::max(longest, st.b);
+            shortest = std::min(shortest, st.b);
+        } else {
+            ASSERT_EQ(st.a % 2, 1u);  // new keys are odd: never prefilled
+            ASSERT_TRUE(inserted.insert(st.a).second) << "a new key twice";
+        }
+    }
+    EXPECT_EQ(shortest, 1u);
+    EXPECT_EQ(longest, fb::max_scan_length);
+    // Other threads' new keys differ too.
+    fb::op_stream load0(wl("ycsb-load"), 0, 3, 0), load1(wl("ycsb-load"), 1, 3, 0);
+    std::set<std::uint64_t> seen;
+    for (int i = 0; i < 1000; ++i) {
+        ASSERT_TRUE(seen.insert(load0.next().a).second);
+        ASSERT_TRUE(seen.insert(load1.next().a).second);
+    }
+    fb::op_stream a(wl("ycsb-a"), 0, 3, keys);
+    for (int i = 0; i < 10000; ++i) {
+        const auto st = a.next();
+        ASSERT_EQ(st.a % 2, 0u);
+        ASSERT_LT(st.a, fb::prefill_key(keys));
+    }
+}
+
+TEST(BenchWorkloads, ZipfianKeysAreSkewedAndUniformOnesAreNot) {
+    const std::uint64_t keys = 1000;
+    const int n = 200000;
+    auto hottest_share = [&](fb::key_distribution d) {
+        fb::key_options k;
+        k.distribution = d;
+        fb::op_stream s(wl("ycsb-c"), 0, 9, keys, k);
+        std::map<std::uint64_t, int> count;
+        for (int i = 0; i < n; ++i) ++count[s.next().a];
+        int top = 0;
+        for (const auto& [key, c] : count) top = std::max(top, c);
+        return static_cast<double>(top) / n;
+    };
+    EXPECT_GT(hottest_share(fb::key_distribution::zipfian), 0.03);  // 1/zeta(10^10) = 3.8 %
+    EXPECT_LT(hottest_share(fb::key_distribution::uniform), 0.002);  // 1/1000 plus noise
 }

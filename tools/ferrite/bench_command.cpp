@@ -33,7 +33,11 @@ struct bench_args {
     std::optional<std::uint64_t> ops;
     std::optional<double> seconds;
     std::optional<std::uint64_t> initial_size;
+    std::optional<std::uint64_t> keys;
+    std::optional<unsigned> reads;
+    std::string distribution;
     std::uint64_t seed = 1;
+    std::uint32_t latency_every = bench::default_latency_every;
     std::string ablation = "none";
     std::optional<std::uint32_t> pwb_ns;
     std::optional<std::uint32_t> fence_ns;
@@ -68,22 +72,31 @@ std::vector<unsigned> parse_threads(const std::string& s) {
     return out;
 }
 
+// Generated from the registrations (bench/registry.hpp, bench/workloads.cpp), one section
+// per family: a structure runs the workloads of its own family.
 int list() {
     std::size_t w = 0;
     for (const auto& s : bench::subjects()) w = std::max(w, s.name.size());
     for (const auto& wl : bench::workloads()) w = std::max(w, wl.name.size());
     const auto width = static_cast<int>(w);
-    std::printf("structures:\n");
-    for (const auto& s : bench::subjects())
-        std::printf("  %-*s  %s\n", width, s.name.c_str(), s.summary.c_str());
-    std::printf("workloads:\n");
-    for (const auto& wl : bench::workloads()) {
-        std::string needs;
-        for (auto o : wl.needs) {
-            if (!needs.empty()) needs += ' ';
-            needs += bench::to_string(o);
+    for (auto family : {bench::op_family::sequence, bench::op_family::keyed}) {
+        const auto f = std::string(bench::to_string(family));
+        std::printf("%s structures:\n", f.c_str());
+        for (const auto& s : bench::subjects())
+            if (s.family == family) std::printf("  %-*s  %s\n", width, s.name.c_str(), s.summary.c_str());
+    }
+    for (auto family : {bench::op_family::sequence, bench::op_family::keyed}) {
+        const auto f = std::string(bench::to_string(family));
+        std::printf("%s workloads:\n", f.c_str());
+        for (const auto& wl : bench::workloads()) {
+            if (wl.family != family) continue;
+            std::string needs;
+            for (auto o : wl.needs) {
+                if (!needs.empty()) needs += ' ';
+                needs += bench::to_string(o);
+            }
+            std::printf("  %-*s  %s [%s]\n", width, wl.name.c_str(), wl.summary.c_str(), needs.c_str());
         }
-        std::printf("  %-*s  %s [%s]\n", width, wl.name.c_str(), wl.summary.c_str(), needs.c_str());
     }
     return 0;
 }
@@ -122,7 +135,15 @@ bench::bench_config to_config(const common_options& common, const bench_args& a)
     if (a.ops) cfg.ops_per_thread = *a.ops;
     cfg.seconds = a.seconds;
     cfg.initial_size = a.initial_size;
+    cfg.keys = a.keys;
+    cfg.reads_percent = a.reads;
+    if (!a.distribution.empty()) {
+        cfg.distribution = bench::key_distribution_from_string(a.distribution);
+        if (!cfg.distribution)
+            throw usage_error("--distribution must be uniform or zipfian, not '" + a.distribution + "'");
+    }
     cfg.seed = a.seed;
+    cfg.latency_every = a.latency_every;
     cfg.options = parse_ablation(a.ablation, "--ablation");
     cfg.pool_dir = common.pool_dir.empty() ? pmem::pool_directory() : std::filesystem::path(common.pool_dir);
     bench::validate(cfg);
@@ -169,7 +190,8 @@ int bench_run(const common_options& common, const bench_args& a) {
 void register_bench_command(CLI::App& app, const common_options& common, action& chosen) {
     static bench_args args;
     auto* c = app.add_subcommand("bench", "measure structures' throughput and persistence cost (docs/cli.md)");
-    c->add_flag("--list", args.list, "print the structures and workloads, one a line with a summary");
+    c->add_flag("--list", args.list,
+                "print the structures and workloads, sequence and keyed, one a line with a summary");
     c->add_option("--structure,-s", args.structures,
                   "structures to measure, comma-separated; the first is the baseline of the ratios; "
                   "NAME:ABLATION gives one its own ablation (dfc-stack,dfc-stack:no-elimination)");
@@ -180,8 +202,20 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
     auto* secs = c->add_option("--seconds", args.seconds, "run each repetition for this long instead of --ops");
     ops->excludes(secs);
     c->add_option("--initial-size", args.initial_size,
-                  "elements in the structure before timing (default: 1024 for get/swap workloads, else 0)");
+                  "sequence workloads: elements in the structure before timing (default: 1024 for get/swap "
+                  "workloads, else 0)");
+    c->add_option("--keys", args.keys,
+                  "keyed workloads: keys in the structure before timing, the keys 2i for i < N (default 100000; "
+                  "ycsb-load 0)");
+    c->add_option("--reads", args.reads,
+                  "set-mix: percent of contains, the rest split evenly between insert and erase (default 90)");
+    c->add_option("--distribution", args.distribution,
+                  "keyed workloads: uniform or zipfian (YCSB's scrambled Zipfian, theta 0.99) keys "
+                  "(default: zipfian for ycsb-*, uniform for set-mix)");
     c->add_option("--seed", args.seed, "seed of the operation streams (default 1)");
+    c->add_option("--latency-every", args.latency_every,
+                  "time one operation in N on average (random gaps) for the p50/p99/p99.9 latency "
+                  "columns and fields; 0 switches timing off (default 256)");
     c->add_option("--ablation", args.ablation,
                   "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims");
     c->add_option("--pwb-ns", args.pwb_ns, "with --backend emulated: busy-wait per written-back line (default 100)");

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Smoke test of `ferrite bench` for the keyed workloads, the map baselines and the latency
+# percentiles (issue 17): --list generated from the registrations, a short run of every keyed
+# workload, JSON and table latency for keyed and sequence workloads, and the usage errors
+# (exit 2, one line) of a structure asked for the other family's workload. Tiny runs (a few
+# thousand operations): not a timed test, nothing here looks at a speed.
+set -u
+ferrite=$1
+source "$(dirname "$0")/../cli/cli_test_lib.sh"
+fb() { "$ferrite" --pool-dir "$dir" bench "$@"; }
+small=(--reps 1 --ops 2000 --keys 1000)
+
+expect 0 '^keyed structures:' -- fb --list
+expect 0 '^  map-mutex +volatile std::unordered_map' -- fb --list
+expect 0 '^  ordered-map-mutex +volatile std::map' -- fb --list
+expect 0 '^keyed workloads:' -- fb --list
+for w in set-mix ycsb-load ycsb-a ycsb-b ycsb-c ycsb-e; do expect 0 "^  $w " -- fb --list; done
+expect 0 '^  push-pop ' -- fb --list
+
+# Every keyed workload runs on the ordered baseline (the only one with scan), the table has
+# the latency columns.
+expect 0 'p50 +p99 +p99\.9' -- fb -s ordered-map-mutex -w set-mix,ycsb-load,ycsb-a,ycsb-b,ycsb-c,ycsb-e \
+  -t 1,2 "${small[@]}"
+expect 0 '1000 keys, zipfian, 50% reads' -- fb -s map-mutex,ordered-map-mutex -w set-mix -t 2 \
+  --reads 50 --distribution zipfian "${small[@]}"
+
+check_json() {  # check_json WHAT JSON PYTHON-ASSERTIONS (records in `recs`)
+  if python3 -c "import json, sys; recs = json.loads(sys.argv[1]); $3" "$2"; then ok; else bad "$1: $2"; fi
+}
+latency='
+for r in recs:
+    assert r["latency_sample_every"] == 256 and r["latency_samples"] > 0, r
+    assert 0 < r["latency_p50_ns"] <= r["latency_p99_ns"] <= r["latency_p999_ns"], r'
+json=$(fb -s map-mutex -w ycsb-a -t 1,2 "${small[@]}" --json)
+check_json "map-mutex ycsb-a --json" "$json" "
+assert [(r['structure'], r['workload'], r['threads']) for r in recs] == [('map-mutex', 'ycsb-a', 1), ('map-mutex', 'ycsb-a', 2)]
+assert all(r['keys'] == 1000 and r['distribution'] == 'zipfian' and r['initial_size'] == 1000 for r in recs)
+$latency"
+# Sequence workloads report latency too; --latency-every 0 switches it off.
+json=$(fb -s vector-volatile -w push-pop -t 1 --reps 1 --ops 2000 --json)
+check_json "push-pop latency" "$json" "$latency
+assert 'keys' not in recs[0] and 'distribution' not in recs[0]"
+json=$(fb -s vector-volatile -w push-pop -t 1 --reps 1 --ops 2000 --latency-every 0 --json)
+check_json "--latency-every 0" "$json" "
+assert recs[0]['latency_samples'] == 0 and recs[0]['latency_p50_ns'] is None and recs[0]['latency_p999_ns'] is None"
+
+one_line_error 2 "'vector-pmdk' is a sequence structure and cannot run the keyed workload 'ycsb-a'" -- \
+  fb -s vector-pmdk -w ycsb-a
+one_line_error 2 "'map-mutex' is a keyed structure and cannot run the sequence workload 'push-pop'" -- \
+  fb -s map-mutex -w push-pop
+one_line_error 2 "'map-mutex' cannot run workload 'ycsb-e': it lacks scan" -- fb -s map-mutex -w ycsb-e
+one_line_error 2 '--distribution must be uniform or zipfian' -- fb -s map-mutex -w ycsb-a --distribution pareto
+one_line_error 2 '--reads applies to the set-mix workload only' -- fb -s map-mutex -w ycsb-a --reads 50
+one_line_error 2 '--reads is a percentage' -- fb -s map-mutex -w set-mix --reads 150
+one_line_error 2 '--keys sets the prefill of keyed workloads' -- fb -s vector-pmdk -w push-pop --keys 10
+
+finish bench-keyed
