@@ -2,9 +2,9 @@
 // dfc_queue and dfc_deque).
 //
 // Papers: M. Rusanovsky, H. Attiya, O. Ben-Baruch, T. Gerby, D. Hendler, P. Ramalhete,
-// "Flat-Combining-Based Persistent Data Structures for Non-Volatile Memory" (SSS 2021; the
-// stack, shared/papers/dfc-persistent-stack.txt = "003") and its extended version with the
-// queue and the deque ("004"). Notes and the list of defects: shared/notes/dfc.md.
+// "Flat-Combining-Based Persistent Data Structures for Non-Volatile Memory" (SSS 2021,
+// "004", with the queue and the deque) and the stack paper it extends ("003"): [DFC] in
+// docs/references.md, which also lists the defects numbered here ("#n" = DFC defect #n).
 //
 // Algorithm. Every thread t (a stable id 0..N-1) owns a persistent record with two
 // announcement slots and a word `valid` (bit 0: the active slot; bit 1: "ready", the papers'
@@ -46,7 +46,7 @@
 // The engine owns the order collect -> structure -> pwb -> pfence -> cEpoch commit ->
 // publish, so every structure gets the fence order right by construction.
 //
-// Differences from the papers (each one a defect or hazard of shared/notes/dfc.md):
+// Differences from the papers (each one a DFC defect or hazard, docs/references.md):
 //   * The response is {status, value}: BOTTOM (status 1) differs from 0 and from every
 //     value; a never-used slot has op name 0 ("none") and is never collected or re-armed
 //     (defect #2: with "all fields 0" the paper's recovery re-arms slots never used).

@@ -3,7 +3,7 @@
 //
 // ferrite::vector, stack and deque are thin handles: their operations build a request, hand
 // it to the engine (apply), and turn the response into bool / optional (value_if). This is
-// that shared part; the engine is a member, never a base (DESIGN.md).
+// that shared part; the engine is a member, never a base (docs/design.md).
 #pragma once
 
 #include <memory>

@@ -38,7 +38,7 @@
 // a slot a pop of the same pass freed: every slot a pass writes lies outside the committed
 // range [head, head + size) (the capacity check in step 3 counts all pushes against the
 // committed size), so a pass that crashes half way leaves the committed deque intact. This is
-// the hazard of defect #9 in the DFC notes (a linked deque reusing a node the committed
+// the hazard of DFC defect #9 (docs/references.md: a linked deque reusing a node the committed
 // version still holds), ruled out here by construction rather than by a check. Recovery
 // redoes the install unless both data offset and capacity match the log (the vector compares
 // the offset alone, which would keep a stale capacity if only the first of the two stores of
