@@ -34,10 +34,11 @@ fresh  # the library includes the simulator
 echo '#include "ferrite/sim/session.hpp"' >> "$work/tree/src/containers/catalog.cpp"
 out=$(bash "$check" "$work/tree" 2>&1) && fail "containers including sim passed"
 
-# References outside the repository (each one split in two below, so that this file itself
+# References outside the repository (each one assembled below, so that this file itself
 # passes the check): the old notes and papers folders, a sibling folder, the upper-case design
 # file; docs/design.md is the repository's own and passes (the clean copy above holds it).
-outside=("(shared""/notes/dfc.md #3)" "(../sha""red/notes/nvm-support.md)" "(shared/pa""pers/dfc.txt)"
+sh=shared; up=..
+outside=("($sh/notes/dfc.md #3)" "($up/$sh/notes/nvm-support.md)" "($sh/papers/dfc.txt)"
          "(notes""/nvm-support.md, axiom 1)" "never a base (DESIGN"".md)")
 for ref in "${outside[@]}"; do
   fresh
