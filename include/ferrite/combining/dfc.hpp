@@ -58,7 +58,11 @@
 // The engine owns the order collect -> structure -> pwb -> pfence -> cEpoch commit ->
 // publish, so every structure gets the fence order right by construction.
 //
-// Differences from the papers (each one a DFC defect or hazard, docs/references.md):
+// Differences from the papers (each one a DFC defect or hazard, docs/references.md; each is
+// argued again where it is implemented: the response, seq and announcement in
+// dfc_announce.hpp and dfc_recovery.hpp, waiting in dfc_announce.hpp, frees, the roots' line,
+// empty phases and dirty lines in dfc_phase.hpp, cEpoch's write-back and validation in
+// dfc_recovery.hpp, the sticky combiner in dfc_sticky.hpp):
 //   * The response is {status, value}: BOTTOM (status 1) differs from 0 and from every
 //     value; a never-used slot has op name 0 ("none") and is never collected or re-armed
 //     (defect #2: with "all fields 0" the paper's recovery re-arms slots never used).
