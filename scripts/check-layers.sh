@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layer check (docs/design.md, "Layers"): includes in the library point only downward,
-# sync/ touches nothing persistent, and no persistence instruction appears outside pmem/
-# (check-chokepoint.sh). Prints every offending line and exits 1; exit 0 when clean.
+# sync/ touches nothing persistent, no persistence instruction appears outside pmem/
+# (check-chokepoint.sh), and no comment, doc or script points outside the repository
+# (check-references.sh). Prints every offending line and exits 1; exit 0 when clean.
 #
 #   bash scripts/check-layers.sh [ROOT]     ROOT: a source tree (default: this repository)
 #
@@ -68,5 +69,6 @@ if [ ${#problems[@]} -ne 0 ]; then
   exit 1
 fi
 echo "layers: every include points downward; sync/ touches nothing persistent"
+bash "$scripts/check-references.sh" "$root"           # the tree under check, as given
 [ $# -eq 0 ] && bash "$scripts/check-chokepoint.sh"  # a git grep over this repository
 exit 0

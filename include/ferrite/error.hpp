@@ -2,7 +2,7 @@
 //
 // Every error that setup or recovery code reports is a std-derived exception whose message
 // says what happened and what to do about it. Hot-path operations never throw; they return
-// bool / std::optional instead (see DESIGN.md).
+// bool / std::optional instead (docs/design.md, "House style").
 //
 //   ferrite::error            : std::runtime_error   base of everything ferrite throws
 //   ferrite::pool_error       : ferrite::error       a pool file could not be created/opened,

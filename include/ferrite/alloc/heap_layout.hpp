@@ -1,7 +1,7 @@
 // ferrite/alloc/heap_layout.hpp: how a buddy heap lies in persistent memory.
 //
 // Algorithm: the binary buddy system (Knowlton 1965), persistent as in the PFC thesis
-// (../shared/papers/pfc-persistent-flat-combining-thesis.txt, section 5.3, Alg 5.11): areas
+// ([PFC] in docs/references.md, section 5.3, Alg 5.11): areas
 // of 2^k bytes (order k), one doubly linked free list per order whose links live in the free
 // blocks themselves, and per-block bookkeeping of which order a block is used or free at.
 //

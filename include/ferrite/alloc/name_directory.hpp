@@ -29,7 +29,7 @@
 //     nothing is written back. The entry becomes durable when the caller's create() writes
 //     the anchor and persists it (pwb of the anchor's line, pfence: the PP of both): an
 //     entry means nothing without its object. Stores to one line persist in program order
-//     (notes/nvm-support.md, axiom 1), so a crash leaves a free entry (kind 0), a named one
+//     (docs/references.md, axiom 1), so a crash leaves a free entry (kind 0), a named one
 //     with no object (anchor 0, which open-or-create then creates), or a complete one.
 //     Flush mutation testing showed that a pwb + pfence of the entry alone was redundant.
 //   a new block: allocated from the heap (pending), formatted, pwb + pfence; then linked

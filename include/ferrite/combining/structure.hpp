@@ -1,7 +1,7 @@
 // ferrite/combining/structure.hpp: what a sequential structure gives a combining engine, and
 // the statistics policies.
 //
-// The engine owns the order of a combining pass (DESIGN.md): collect the pending requests,
+// The engine owns the order of a combining pass (docs/design.md): collect the pending requests,
 // hand them to the structure's combine(), then publish the responses. The structure's
 // combine(batch) eliminates what it can (a push meeting a pop never touches memory),
 // applies the rest, writes the batch's effects back and fences ONCE, and returns: so every

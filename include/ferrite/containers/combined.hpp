@@ -3,9 +3,13 @@
 //
 // ferrite::vector, stack and deque are thin handles: their operations build a request, hand
 // it to the engine (apply), and turn the response into bool / optional (value_if). This is
-// that shared part; the engine is a member, never a base (DESIGN.md).
+// that shared part; the engine is a member, never a base (docs/design.md). A response that
+// carries an exception (`error`, set by the combiner when, e.g., the heap refused a growth)
+// is rethrown here, in the thread whose operation failed: the combiner runs other threads'
+// operations and must not throw, and nothing may swallow the failure.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -22,7 +26,13 @@ public:
     template <class... Args>
     explicit combined(Args&&... args) : engine_(std::make_unique<engine>(std::forward<Args>(args)...)) {}
 
-    response apply(const request& r) { return engine_->apply(r); }
+    // The engine's response; rethrows the exception it carries, if any.
+    response apply(const request& r) {
+        response out = engine_->apply(r);
+        if constexpr (requires { out.error; })
+            if (out.error) std::rethrow_exception(out.error);
+        return out;
+    }
     // The response's value if the operation succeeded (ok), else nullopt.
     static auto value_if(const response& r) {
         using value = decltype(r.value);

@@ -75,10 +75,12 @@ public:
     // Capacity ----------------------------------------------------------------------------
     size_type size() { return apply({op::size, {}, 0}).n; }
     bool empty() { return size() == 0; }
-    // Grow the ring to at least n elements now (false: heap exhausted).
+    // Grow the ring to at least n elements now. True, or throws what made the growth fail
+    // (the heap's exception: std::bad_alloc / ferrite::out_of_memory, confirm_table_full,
+    // usage_error), having changed nothing.
     bool reserve(size_type n) { return apply({op::reserve, {}, n}).ok; }
 
-    // Modifiers (false / nullopt: heap exhausted / deque empty) --------------------------
+    // Modifiers (pushes: true, or they throw as reserve does; pops: nullopt when empty) ----
     bool push_back(const T& v) { return apply({op::push_back, v, 0}).ok; }
     bool push_front(const T& v) { return apply({op::push_front, v, 0}).ok; }
     std::optional<T> pop_back() { return value_if(apply({op::pop_back, {}, 0})); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 
 namespace ferrite::containers {
 
@@ -18,9 +19,12 @@ struct deque_request {
 
 template <class T>
 struct deque_response {
-    bool ok = false;      // pop / front / back on empty, push or reserve with the heap exhausted: false
+    bool ok = false;      // pop / front / back on empty, a push or reserve whose growth failed: false
     T value{};            // pops, front, back
     std::uint64_t n = 0;  // size; reserve: the capacity now
+    // A push or reserve whose growth the heap refused: the heap's exception, rethrown in the
+    // caller's thread by containers::combined::apply (as vector_response::error). Else null.
+    std::exception_ptr error{};
 };
 
 }  // namespace ferrite::containers

@@ -1,7 +1,7 @@
 // ferrite/containers/dfc_deque.hpp: ferrite::dfc_deque<T>, the detectable persistent
 // double-ended queue of DFC (detectable flat combining), with elimination per side.
 //
-// Paper: Rusanovsky et al., extended version ("004", Alg. 4-5; notes: shared/notes/dfc.md).
+// Paper: Rusanovsky et al., extended version ([DFC-004], Alg. 4-5; docs/references.md).
 // Engine: combining::dfc (ferrite/combining/dfc.hpp); this header supplies the deque's phase.
 // Nodes {param, next (towards the rear), prev (towards the front)}; two root words: head
 // (front), tail (rear).
@@ -12,7 +12,7 @@
 // prev = 0}, head.prev := node. Rear push: node {param, next = 0, prev = tail},
 // tail.next := node. Pops unlink at their end; freed nodes wait for the commit.
 //
-// Differences from the paper (004's pseudocode, shared/notes/dfc.md):
+// Differences from the paper (004's pseudocode; docs/references.md, DFC defects):
 //   * #5: pushFront lacks head.prev := node; pushRear writes the node back before node.prev
 //     is written. Here every link is written first; all write-backs happen at the commit.
 //   * #6: popRear frees tempHead (never assigned) and the commit writes bot := head: here

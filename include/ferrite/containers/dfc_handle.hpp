@@ -3,7 +3,7 @@
 // operations that push or pop one 64-bit word, and the walk along the committed links.
 //
 // A container derives from dfc_handle<itself, T, Trace> and holds the engine as its member
-// `e_` (the engine is never a base, DESIGN.md); the handle reaches it through the derived
+// `e_` (the engine is never a base, docs/design.md); the handle reaches it through the derived
 // class, whose engine type is complete by the time any of these functions is instantiated.
 #pragma once
 

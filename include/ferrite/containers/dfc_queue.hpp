@@ -1,9 +1,9 @@
 // ferrite/containers/dfc_queue.hpp: ferrite::dfc_queue<T>, the detectable persistent FIFO
 // queue of DFC (detectable flat combining).
 //
-// Paper: Rusanovsky et al., extended version with queue and deque ("004", appendix, Alg. 3;
-// shared/papers/dfc-persistent-stack-queue-deque.txt; notes: shared/notes/dfc.md). Engine:
-// combining::dfc (ferrite/combining/dfc.hpp); this header supplies the queue's phase.
+// Paper: Rusanovsky et al., extended version with queue and deque ([DFC-004] in
+// docs/references.md, appendix, Alg. 3). Engine: combining::dfc (ferrite/combining/dfc.hpp);
+// this header supplies the queue's phase.
 //
 // Phase: no elimination (an enqueue and a dequeue of one phase do not cancel in a FIFO
 // queue unless it is empty). All enqueues, then all dequeues, in thread-id order. Enqueue:
@@ -12,7 +12,7 @@
 // Dequeue: answer head.param, head := head.next (head == tail: both := 0); the node is freed
 // after the commit. Two root words: head, tail, in the inactive copy as usual.
 //
-// Differences from the paper (004's pseudocode, shared/notes/dfc.md):
+// Differences from the paper (004's pseudocode; docs/references.md, DFC defects):
 //   * #3: 004's Collect returns the last index and Combine reads it as a count, so a lone
 //     enqueue is never applied: here the hooks iterate over the collected operations.
 //   * #4: 004 never links tail.next := node (nor head := node on an empty queue) and never

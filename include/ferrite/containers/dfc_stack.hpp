@@ -1,10 +1,10 @@
 // ferrite/containers/dfc_stack.hpp: ferrite::dfc_stack<T>, the detectable persistent stack
 // of DFC (detectable flat combining), with push/pop elimination.
 //
-// Paper: Rusanovsky et al., DFC stack (shared/papers/dfc-persistent-stack.txt, alg. 51-113;
-// notes: shared/notes/dfc.md). The engine (announcements, epochs, the two root copies,
-// recovery) is combining::dfc (ferrite/combining/dfc.hpp); this header is the stack's part:
-// REDUCE's elimination and COMBINE's push/pop application on a linked list of pool nodes.
+// Paper: Rusanovsky et al., DFC stack ([DFC-003] in docs/references.md, alg. 51-113, with
+// its DFC defects). The engine (announcements, epochs, the two root copies, recovery) is
+// combining::dfc (ferrite/combining/dfc.hpp); this header is the stack's part: REDUCE's
+// elimination and COMBINE's push/pop application on a linked list of pool nodes.
 //
 // Phase (the structure hook): pair pushes with pops (each pair: push -> ACK, pop -> the
 // pushed value; the list is untouched), then apply the surplus: pushes link fresh nodes

@@ -38,13 +38,18 @@
 // a slot a pop of the same pass freed: every slot a pass writes lies outside the committed
 // range [head, head + size) (the capacity check in step 3 counts all pushes against the
 // committed size), so a pass that crashes half way leaves the committed deque intact. This is
-// the hazard of defect #9 in the DFC notes (a linked deque reusing a node the committed
+// the hazard of DFC defect #9 (docs/references.md: a linked deque reusing a node the committed
 // version still holds), ruled out here by construction rather than by a check. Recovery
 // redoes the install unless both data offset and capacity match the log (the vector compares
 // the offset alone, which would keep a stale capacity if only the first of the two stores of
 // that line had persisted: harmless for a vector, fatal for a ring whose slot mapping is the
 // capacity; the vector now compares both too). The cleared REPLACE tag is not written back,
 // as in the vector: flush mutation testing showed the write-back redundant.
+// A push or reserve that cannot grow the ring fails without changing anything, and its
+// caller gets the reason: grow() returns the heap's exception (or an out_of_memory of its own
+// when the byte count would overflow), which travels in the response (deque_response::error)
+// and is rethrown in the caller's thread (combined.hpp), as for the vector. The growth fails
+// in allocate, before its first write, so crash consistency is the successful growth's.
 // NT stores and elimination can be switched off (ablations).
 //
 // Crash consistency. Persistent: the header (deque_layout.hpp) and the ring.
@@ -74,6 +79,7 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <span>
 #include <string>
@@ -186,10 +192,11 @@ public:
         }
 
         if (reserves) {
-            const bool grown = grow(reserve_to);
+            const std::exception_ptr failed = grow(reserve_to);
             for (auto* s : batch)
                 if (s->request.op == deque_op::reserve) {
-                    s->response = {grown || s->request.n <= h_->capacity, {}, h_->capacity};
+                    const bool ok = s->request.n <= h_->capacity;
+                    s->response = {ok, {}, h_->capacity, ok ? nullptr : failed};
                     trace_.applied(s->request, s->response);  // LP
                 }
         }
@@ -199,15 +206,17 @@ public:
         // elements (growing first), so no slot of the committed state is written.
         const auto size0 = static_cast<std::int64_t>(st.size);
         std::uint64_t room = push_backs.size() + push_fronts.size();
-        if (room > 0 && !grow(st.size + room)) room = h_->capacity - st.size;  // push what fits
+        std::exception_ptr failed;  // why the pushes that do not fit fail
+        if (room > 0) failed = grow(st.size + room);
+        if (failed) room = h_->capacity - st.size;  // push what fits
         std::int64_t lo = 0, hi = size0;
         for (auto* s : push_backs) {
-            s->response = {room > 0, {}, 0};
+            s->response = {room > 0, {}, 0, room > 0 ? nullptr : failed};
             if (s->response.ok) --room, ++hi;
             trace_.applied(s->request, s->response);  // LP
         }
         for (auto* s : push_fronts) {
-            s->response = {room > 0, {}, 0};
+            s->response = {room > 0, {}, 0, room > 0 ? nullptr : failed};
             if (s->response.ok) --room, --lo;
             trace_.applied(s->request, s->response);  // LP
         }
@@ -303,16 +312,23 @@ private:
         pops = pops.subspan(n);
     }
 
-    // Grow to at least `needed` elements (doubling). False if the heap is exhausted.
-    bool grow(std::uint64_t needed) noexcept {
-        if (needed <= h_->capacity) return true;
-        if (needed > (std::uint64_t{1} << 62) / sizeof(T)) return false;
-        const auto cap = std::bit_ceil(std::max<std::uint64_t>(needed, std::max<std::uint64_t>(h_->capacity * 2, 8)));
+    // Grow to at least `needed` elements (doubling). Null once grown, else why not, having
+    // changed nothing: the exception of the heap's allocate (std::bad_alloc /
+    // ferrite::out_of_memory, confirm_table_full, usage_error), or an out_of_memory of our own
+    // when the byte count would overflow. The combiner must not throw: the callers hand it to
+    // the operations that needed the growth (deque_response::error).
+    std::exception_ptr grow(std::uint64_t needed) noexcept {
+        if (needed <= h_->capacity) return nullptr;
+        std::uint64_t cap = 0;
         void* fresh = nullptr;
         try {
+            if (needed > (std::uint64_t{1} << 62) / sizeof(T))
+                throw out_of_memory("ferrite::deque: cannot grow to " + std::to_string(needed) + " elements of " +
+                                    std::to_string(sizeof(T)) + " bytes: the byte count exceeds 2^62");
+            cap = std::bit_ceil(std::max<std::uint64_t>(needed, std::max<std::uint64_t>(h_->capacity * 2, 8)));
             fresh = heap_->allocate(cap * sizeof(T));
-        } catch (const std::exception&) {
-            return false;
+        } catch (...) {  // nothing written yet: the deque and the heap are unchanged
+            return std::current_exception();
         }
         // Copy element k from slot (head + k) mod old capacity to (head + k) mod cap, in runs.
         const auto st = state(h_);
@@ -332,7 +348,7 @@ private:
         pmem::pwb(&h_->log_tag);
         pmem::pfence();  // PP: REPLACE committed; recovery finishes it from here
         deque_finish_replace(pool_, *heap_, h_);
-        return true;
+        return nullptr;
     }
 
     pmem::pool_ref pool_;

@@ -25,8 +25,15 @@
 // distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
 // rule at recovery, Alg 5.10, whose extracted loop bound is wrong: the undo log makes
 // overlapping swaps trivially right); swaps beyond the log's capacity are served in
-// chunks. A push that cannot grow the array (heap exhausted) fails (ok = false) instead of
-// aborting. NT stores can be switched off (ablation).
+// chunks. A push or reserve that cannot grow the array fails without changing anything and
+// its caller gets the reason: the heap's exception (std::bad_alloc / ferrite::out_of_memory
+// when exhausted, confirm_table_full, usage_error for a heap left unrecovered), or
+// ferrite::out_of_memory when the byte count would overflow, travels in the response
+// (vector_response::error) and the caller's handle rethrows it (combined.hpp). The thesis
+// aborts; an earlier ferrite answered a plain `false` that hid which of these happened. The
+// growth fails before its first write (allocate throws before anything is copied or logged),
+// so the vector and the heap are as they were: crash consistency is the successful growth's.
+// NT stores can be switched off (ablation).
 //
 // Crash consistency. Persistent: the header (vector_layout.hpp) and the array. Recovery,
 // after the heap's own recover() and before its finish_recovery():
@@ -53,6 +60,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <span>
 #include <type_traits>
@@ -263,20 +271,26 @@ private:
         }
     }
 
-    // Grow to at least `needed` elements (doubling). False if the heap cannot give the block
-    // (exhausted, no free confirm slot, larger than its largest block; also, indistinguishably,
-    // a heap left unrecovered: the catalog refuses those up front) or if the byte count
-    // would overflow (the doubling below would otherwise never end).
-    bool grow(std::uint64_t needed) noexcept {
-        if (needed <= h_->capacity) return true;
-        if (needed > (std::uint64_t{1} << 62) / sizeof(T)) return false;
-        std::uint64_t cap = std::max<std::uint64_t>(h_->capacity, 8);
-        while (cap < needed) cap *= 2;
+    // Grow to at least `needed` elements (doubling). Returns null once grown, else why not,
+    // having changed nothing: the exception of the heap's allocate (exhausted or larger than
+    // its largest block: std::bad_alloc / ferrite::out_of_memory; no free confirm slot:
+    // confirm_table_full; a heap left unrecovered: usage_error, which the catalog and the
+    // open checks refuse up front), or an out_of_memory of our own if the byte count would
+    // overflow (the doubling below would otherwise never end). The combiner runs other
+    // threads' operations and must not throw: the callers hand the exception to the
+    // operations that needed the growth (vector_response::error).
+    std::exception_ptr grow(std::uint64_t needed) noexcept {
+        if (needed <= h_->capacity) return nullptr;
         void* fresh = nullptr;
+        std::uint64_t cap = std::max<std::uint64_t>(h_->capacity, 8);
         try {
+            if (needed > (std::uint64_t{1} << 62) / sizeof(T))
+                throw out_of_memory("ferrite::vector: cannot grow to " + std::to_string(needed) + " elements of " +
+                                    std::to_string(sizeof(T)) + " bytes: the byte count exceeds 2^62");
+            while (cap < needed) cap *= 2;
             fresh = heap_->allocate(cap * sizeof(T));
-        } catch (const std::exception&) {  // std::bad_alloc, confirm_table_full, usage_error
-            return false;
+        } catch (...) {  // nothing written yet: the vector and the heap are unchanged
+            return std::current_exception();
         }
         if (h_->size > 0) store(fresh, data(), h_->size * sizeof(T));
         pmem::pfence();  // PP: the copy is durable before the log names it
@@ -293,15 +307,18 @@ private:
         vector_install(h_, h_->replace_data, cap);
         vector_drop_replace_log(h_);
         if (old != 0) heap_->confirm_deallocation(pool_.base() + old);
-        return true;
+        return nullptr;
     }
 
+    // One growth to the largest reserve of the pass; a reserve the capacity then covers
+    // succeeds, the others fail with the growth's exception.
     void apply_reserve(std::uint64_t reserve_to, std::span<slot_type*> batch) noexcept {
         if (reserve_to == 0) return;
-        const bool ok = grow(reserve_to);
+        const std::exception_ptr failed = grow(reserve_to);
         for (auto* s : batch)
             if (s->request.op == vector_op::reserve) {
-                s->response = {ok || s->request.a <= h_->capacity, {}, h_->capacity};
+                const bool ok = s->request.a <= h_->capacity;
+                s->response = {ok, {}, h_->capacity, ok ? nullptr : failed};
                 trace_.applied(s->request, s->response);
             }
     }
@@ -310,9 +327,10 @@ private:
         if (pushes.empty()) return;
         const auto size = h_->size;
         std::size_t n = pushes.size();
-        if (!grow(size + n)) n = h_->capacity > size ? h_->capacity - size : 0;  // push what fits
+        const std::exception_ptr failed = grow(size + n);
+        if (failed) n = h_->capacity > size ? h_->capacity - size : 0;  // push what fits
         for (std::size_t i = 0; i < pushes.size(); ++i) {
-            pushes[i]->response = {i < n, {}, 0};
+            pushes[i]->response = {i < n, {}, 0, i < n ? nullptr : failed};
             trace_.applied(pushes[i]->request, pushes[i]->response);
         }
         T* d = data();

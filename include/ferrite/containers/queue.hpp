@@ -52,10 +52,10 @@ public:
     // Capacity ----------------------------------------------------------------------------
     size_type size() { return d_.size(); }
     bool empty() { return d_.empty(); }
-    bool reserve(size_type n) { return d_.reserve(n); }  // grow ahead of time (false: heap exhausted)
+    bool reserve(size_type n) { return d_.reserve(n); }  // grow ahead of time (throws as push)
 
     // Modifiers ---------------------------------------------------------------------------
-    bool push(const T& v) { return d_.push_back(v); }      // false: heap exhausted
+    bool push(const T& v) { return d_.push_back(v); }      // true, or throws the heap's exception
     std::optional<T> pop() { return d_.pop_front(); }      // nullopt: empty
 
     // Single-threaded use: the elements, front (next to pop) to back.

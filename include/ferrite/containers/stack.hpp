@@ -114,7 +114,9 @@ public:
     bool empty() { return size() == 0; }
 
     // Modifiers ---------------------------------------------------------------------------
-    bool push(const T& v) { return apply({op::push_back, 0, 0, v}).ok; }  // false: heap exhausted
+    // True; throws the heap's exception (std::bad_alloc, ...) if the growth it needs fails,
+    // leaving the stack unchanged.
+    bool push(const T& v) { return apply({op::push_back, 0, 0, v}).ok; }
     std::optional<T> pop() { return value_if(apply({op::pop_back, 0, 0, {}})); }
 
     // Single-threaded use: the elements, bottom to top.

@@ -91,6 +91,10 @@ public:
     size_type size() { return apply({containers::vector_op::size, 0, 0, {}}).n; }
     bool empty() { return size() == 0; }
     size_type capacity() { return apply({containers::vector_op::capacity, 0, 0, {}}).n; }
+    // reserve and push_back return true, or throw what made the growth fail, having changed
+    // nothing: the heap's exception (std::bad_alloc / ferrite::out_of_memory when exhausted,
+    // confirm_table_full, usage_error), or ferrite::out_of_memory when the capacity's byte
+    // count would overflow (persistent_vector_core.hpp, "Differences").
     bool reserve(size_type n) { return apply({containers::vector_op::reserve, n, 0, {}}).ok; }
 
     // Modifiers ---------------------------------------------------------------------------

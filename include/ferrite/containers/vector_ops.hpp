@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 
 namespace ferrite::containers {
 
@@ -18,9 +19,15 @@ struct vector_request {
 
 template <class T>
 struct vector_response {
-    bool ok = false;      // pop on empty, get/swap out of range, out of memory: false
+    bool ok = false;      // pop on empty, get/swap out of range, a failed growth: false
     T value{};            // pop_back, get
     std::uint64_t n = 0;  // size, capacity
+    // Set when the operation failed for a reason the caller must see: a push or reserve whose
+    // growth the heap refused carries the heap's exception (std::bad_alloc or
+    // ferrite::out_of_memory, confirm_table_full, usage_error). The combiner cannot throw into
+    // another thread, so it hands the exception over here and the caller's handle rethrows it
+    // (containers::combined::apply). Null otherwise.
+    std::exception_ptr error{};
 };
 
 // Called by the combiner for each request in the order it takes effect, before its effect

@@ -10,7 +10,7 @@
 //   nt_store(p, v)    8-byte non-temporal store, bypassing the cache (movnti)
 //   nt_memcpy(d,s,n)  copy with NT stores (unaligned head/tail: stores + pwb)
 // A store is durable once a pwb of its line *and then* a pfence/psync of the same thread
-// have executed (ordering axioms, ../shared/notes/nvm-support.md). NT stores need only the
+// have executed (ordering axioms, docs/references.md). NT stores need only the
 // fence.
 //
 // Hot path: one relaxed load of the process-wide mode and a predictable switch; the

@@ -1,6 +1,6 @@
 // ferrite/sim/media_image.hpp: what a region of persistent memory would hold after a crash.
 //
-// The model is the five ordering axioms of ../shared/notes/nvm-support.md (Izraelevitz et
+// The model is the five ordering axioms of docs/references.md (Izraelevitz et
 // al.'s explicit epoch persistency, as refined for x86 in the NVM-support thesis, ch. 2):
 //
 //   * The *media image* holds, per 64-byte line, the newest contents that are guaranteed

@@ -1,6 +1,6 @@
 // The DFC engine (ferrite/combining/dfc.hpp, dfc_node_pool.hpp): the node bitmap, the
 // announcement protocol, recovery and detectability, and regression tests for the defects
-// of the papers' pseudocode that concern the engine (shared/notes/dfc.md, #1, #2, #10) and
+// of the papers' pseudocode that concern the engine (docs/references.md, DFC defects #1, #2, #10) and
 // for the early-return hazard of the papers' waiting.
 #include "ferrite/combining/dfc.hpp"
 

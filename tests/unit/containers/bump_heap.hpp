@@ -1,12 +1,15 @@
 // A test double for the vector's heap: bump allocation inside a pool's root area, never
-// reused; records confirms and deallocations so tests can check the vector's protocol, and
-// answers state() / block_size() as the buddy heap does (the containers validate with them).
+// reused; records confirms and deallocations so tests can check the vector's protocol,
+// answers state() / block_size() as the buddy heap does (the containers validate with them),
+// and fails the next allocation on demand (fail_next: failure injection).
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <map>
 #include <new>
 #include <set>
+#include <utility>
 
 #include "ferrite/alloc/heap_stats.hpp"
 #include "ferrite/pmem/pool.hpp"
@@ -19,6 +22,7 @@ public:
         : next_(static_cast<std::byte*>(p.root_bytes(bytes))), end_(next_ + bytes) {}
 
     void* allocate(std::size_t bytes) {
+        if (fail_next) std::rethrow_exception(std::exchange(fail_next, nullptr));  // injected once
         bytes = (bytes + 63) & ~std::size_t{63};
         if (bytes == 0 || static_cast<std::size_t>(end_ - next_) < bytes) throw std::bad_alloc();
         void* p = next_;
@@ -49,6 +53,7 @@ public:
     }
 
     std::set<void*> unconfirmed, freed, confirmed_free;
+    std::exception_ptr fail_next;  // the next allocate throws this (failure injection)
 
 private:
     std::map<void*, std::size_t> sizes_;  // every block handed out, with its usable bytes

@@ -1,8 +1,8 @@
 // ferrite::deque and ferrite::queue (persistent_deque_core.hpp): sequential semantics against
 // std::deque (seeded property test), empty ends, growth through the heap's confirm protocol
-// and wrap-around of the ring, reopening, the persistence cost of a batch, and concurrent use
-// under both engines with threads that come and go. Recovery from every crash point of a
-// growing push: growth_crash_test.cpp.
+// (and its failures, which reach the caller) and wrap-around of the ring, reopening, the
+// persistence cost of a batch, and concurrent use under both engines with threads that come
+// and go. Recovery from every crash point of a growing push: growth_crash_test.cpp.
 #include "ferrite/containers/deque.hpp"
 
 #include <gtest/gtest.h>
@@ -134,6 +134,42 @@ TEST_F(DequeTest, GrowthAcrossWrapAroundKeepsOrderAndUsesTheConfirmProtocol) {
     EXPECT_GE(d.unsynchronized_capacity(), 1000u);
     EXPECT_EQ(d.pop_front(), 140u);
     EXPECT_EQ(d.pop_back(), 4u);
+}
+
+// A growth the heap refuses reaches the caller as the heap's exception (it used to be
+// swallowed into `false`) and changes nothing; the deque and a queue stay usable.
+TEST_F(DequeTest, GrowthFailureThrowsToTheCallerAndChangesNothing) {
+    auto d = make(4);
+    EXPECT_THROW(d.reserve(u64{1} << 40), std::bad_alloc) << "reserve beyond the heap";
+    EXPECT_THROW(d.reserve(~u64{0}), ferrite::out_of_memory) << "a capacity whose bytes overflow";
+    EXPECT_TRUE(d.reserve(4));
+    for (u64 i = 0; i < 4; ++i) ASSERT_TRUE(d.push_back(i));
+    heap_->fail_next = std::make_exception_ptr(ferrite::confirm_table_full("injected: every confirm slot is taken"));
+    try {
+        d.push_front(9);
+        ADD_FAILURE() << "the failed growth was swallowed";
+    } catch (const ferrite::confirm_table_full& e) {
+        EXPECT_STREQ(e.what(), "injected: every confirm slot is taken");
+    }
+    EXPECT_EQ(d.unsynchronized_capacity(), 4u);
+    EXPECT_EQ(d.unsynchronized_contents(), (std::vector<u64>{0, 1, 2, 3})) << "unchanged";
+    EXPECT_TRUE(heap_->unconfirmed.empty()) << "no block left behind";
+    EXPECT_EQ(d.pop_front(), 0u) << "usable";
+    EXPECT_TRUE(d.push_front(9));
+    EXPECT_TRUE(d.push_back(4)) << "the next growth succeeds";
+    EXPECT_EQ(d.unsynchronized_contents(), (std::vector<u64>{9, 1, 2, 3, 4}));
+
+    anchor_ = 0;
+    auto q = queue<u64, bump_heap>::create(*pool_, *heap_, anchor_, 2);
+    ASSERT_TRUE(q.push(1));
+    ASSERT_TRUE(q.push(2));
+    heap_->fail_next = std::make_exception_ptr(std::bad_alloc());
+    EXPECT_THROW(q.push(3), std::bad_alloc) << "the queue's push too";
+    EXPECT_EQ(q.size(), 2u);
+    EXPECT_EQ(q.pop(), 1u);
+    EXPECT_TRUE(q.push(3));
+    EXPECT_EQ(q.pop(), 2u);
+    EXPECT_EQ(q.pop(), 3u);
 }
 
 TEST_F(DequeTest, ReopenSeesTheSameElements) {

@@ -1,5 +1,5 @@
 // ferrite::dfc_stack / dfc_queue / dfc_deque: semantics against std models, regression tests
-// for the defects of the papers' queue and deque pseudocode (shared/notes/dfc.md #3-#9),
+// for the defects of the papers' queue and deque pseudocode (docs/references.md, DFC defects #3-#9),
 // recovery after simulated crashes (images built from a snapshot and the region after a
 // phase), and multi-threaded stress under both wait policies.
 #include <gtest/gtest.h>

@@ -93,17 +93,60 @@ TEST_F(VectorTest, GrowthUsesTheConfirmProtocol) {
     EXPECT_EQ(v.get(4), 4u);
 }
 
-TEST_F(VectorTest, HeapExhaustedPushFails) {
+// A growth the heap refuses reaches the caller as the heap's exception (it used to be
+// swallowed into `false`, which hid why), and changes nothing: the vector stays usable.
+TEST_F(VectorTest, HeapExhaustedGrowthThrowsToTheCallerAndChangesNothing) {
     auto v = make(4);
-    EXPECT_FALSE(v.reserve(std::uint64_t{1} << 40)) << "reserve beyond the heap fails";
-    EXPECT_FALSE(v.reserve(~std::uint64_t{0})) << "a capacity whose bytes overflow fails, and ends";
-    EXPECT_FALSE(v.reserve((std::uint64_t{1} << 61) + 1)) << "8 bytes each: the byte count overflows";
+    EXPECT_THROW(v.reserve(std::uint64_t{1} << 40), std::bad_alloc) << "reserve beyond the heap";
+    EXPECT_THROW(v.reserve(~std::uint64_t{0}), ferrite::out_of_memory) << "a capacity whose bytes overflow, and ends";
+    EXPECT_THROW(v.reserve((std::uint64_t{1} << 61) + 1), ferrite::out_of_memory) << "8 bytes each: overflows";
+    EXPECT_TRUE(v.reserve(3)) << "a reserve the capacity covers needs no growth";
     EXPECT_EQ(v.capacity(), 4u);
     std::uint64_t pushed = 0;
-    while (v.push_back(pushed) && pushed < (1u << 22)) ++pushed;
-    EXPECT_LT(pushed, 1u << 22) << "the 16 MiB heap must run out";
-    EXPECT_EQ(v.size(), pushed) << "a failed push changes nothing";
-    EXPECT_EQ(v.get(pushed - 1), pushed - 1);
+    bool threw = false;
+    try {
+        for (; pushed < (1u << 22); ++pushed) ASSERT_TRUE(v.push_back(pushed));
+    } catch (const std::bad_alloc&) {
+        threw = true;
+    }
+    ASSERT_TRUE(threw) << "the 16 MiB heap must run out, and the push must say so";
+    const auto cap = v.capacity();
+    EXPECT_EQ(v.size(), pushed) << "the failed push changed nothing";
+    EXPECT_EQ(cap, pushed) << "it failed growing a full array";
+    EXPECT_TRUE(heap_->unconfirmed.empty()) << "no block left behind";
+    auto view = v.unsynchronized_view();
+    for (std::uint64_t i = 0; i < pushed; ++i) ASSERT_EQ(view[i], i);
+    EXPECT_THROW(v.push_back(1), std::bad_alloc) << "still full: the same failure, again unchanged";
+    EXPECT_EQ(v.size(), pushed);
+    EXPECT_EQ(v.pop_back(), pushed - 1) << "usable: pops work";
+    EXPECT_TRUE(v.push_back(7)) << "and a push that fits";
+    EXPECT_EQ(v.get(pushed - 1), 7u);
+    EXPECT_TRUE(v.swap(0, pushed - 1));
+    EXPECT_EQ(v.get(0), 7u);
+    EXPECT_EQ(v.size(), pushed);
+    EXPECT_EQ(v.capacity(), cap);
+}
+
+// Not only exhaustion: whatever the heap throws (here an injected confirm_table_full) reaches
+// the thread whose operation needed the growth, as that exception, under both engines.
+TEST_F(VectorTest, InjectedGrowthFailureReachesTheCaller) {
+    auto check = [&](auto v) {
+        for (std::uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(v.push_back(i));
+        heap_->fail_next = std::make_exception_ptr(ferrite::confirm_table_full("injected: every confirm slot is taken"));
+        try {
+            v.push_back(4);
+            ADD_FAILURE() << "the failed growth was swallowed";
+        } catch (const ferrite::confirm_table_full& e) {
+            EXPECT_STREQ(e.what(), "injected: every confirm slot is taken");
+        }
+        EXPECT_EQ(v.size(), 4u);
+        EXPECT_EQ(v.capacity(), 4u);
+        EXPECT_TRUE(v.push_back(4)) << "the next growth succeeds";
+        EXPECT_GE(v.capacity(), 5u);
+        for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(v.get(i), i);
+    };
+    check(make<c::use_pfc>(4));
+    check(make<c::use_fpfc>(4));
 }
 
 TEST_F(VectorTest, ReopenSeesTheSameElements) {
