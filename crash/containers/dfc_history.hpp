@@ -1,5 +1,5 @@
 // crash/containers/dfc_history.hpp: durable linearizability of a recovered DFC structure,
-// checked against the recorded trace (dfc_trace.hpp) and a sequential model (dfc_kinds.hpp).
+// checked against the recorded trace (dfc_trace.hpp) and a sequential model (dfc_target_kinds.hpp).
 //
 // The trace's phases are its runs of entries with one epoch. A prefix of them committed: at
 // least up to the last phase holding an operation that returned before the crash, at most
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "dfc_kinds.hpp"
+#include "dfc_target_kinds.hpp"
 #include "dfc_recovered_checks.hpp"
 #include "dfc_trace.hpp"
 #include "ferrite/sim/progress.hpp"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "dfc_kinds.hpp"
+#include "dfc_target_kinds.hpp"
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/combining/dfc.hpp"
 #include "ferrite/sim/progress.hpp"

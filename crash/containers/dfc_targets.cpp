@@ -4,7 +4,7 @@
 // Each target runs 3 threads by default, 30 operations each, on a structure whose node pool
 // grows into a buddy heap in the pool, and kills only its own persistence sites under flush
 // mutation testing (the heap's are the alloc target's). The parts, one job each:
-//   dfc_kinds.hpp             the three structures, their operations and sequential model
+//   dfc_target_kinds.hpp      the three structures, their operations and sequential model
 //   dfc_trace.hpp             the recording trace: every response in linearization order
 //   dfc_workload.hpp          pool layout, seeded workload, recovery, the checker's order
 //   dfc_recovered_checks.hpp  detectability per thread, and the heap (no leak)
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "dfc_kinds.hpp"
+#include "dfc_target_kinds.hpp"
 #include "dfc_workload.hpp"
 #include "targets.hpp"
 

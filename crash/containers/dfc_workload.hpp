@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "dfc_history.hpp"
-#include "dfc_kinds.hpp"
+#include "dfc_target_kinds.hpp"
 #include "dfc_recovered_checks.hpp"
 #include "dfc_trace.hpp"
 #include "ferrite/alloc/buddy_heap.hpp"

@@ -38,7 +38,7 @@ out=$(bash "$check" "$work/tree" 2>&1) && fail "containers including sim passed"
 # passes the check): the old notes and papers folders, a sibling folder, the upper-case design
 # file; docs/design.md is the repository's own and passes (the clean copy above holds it).
 sh=shared; up=..
-outside=("($sh/notes/dfc.md #3)" "($up/$sh/notes/nvm-support.md)" "($sh/papers/dfc.txt)"
+outside=("($sh/notes/dfc.md #3)" "($up/$sh/notes/nvm-support.md)" "($sh/pa""pers/dfc.txt)"
          "(notes""/nvm-support.md, axiom 1)" "never a base (DESIGN"".md)")
 for ref in "${outside[@]}"; do
   fresh

@@ -1,4 +1,4 @@
-// crash/containers/dfc_kinds.hpp: the three DFC structures as the crash targets see them
+// crash/containers/dfc_target_kinds.hpp: the three DFC structures as the crash targets see them
 // (dfc_targets.cpp): each Kind names the container (with the recording trace), how a thread
 // runs operation `name`, the sequential model that predicts its response, the contents in
 // model order and the structure's own invariant check.
