@@ -162,7 +162,8 @@ std::string records_csv(const std::vector<point_result>& points, const run_info&
     o << '\n';
     for (const auto& p : points) {
         auto j = record_json(p, run);
-        for (auto& [k, v] : j["machine"].items()) j[k] = v;
+        const auto machine = j["machine"];  // a copy: inserting into j moves its members
+        for (const auto& [k, v] : machine.items()) j[k] = v;
         for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << csv_cell(j[cols[i]]);
         o << '\n';
     }
