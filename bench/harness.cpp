@@ -200,7 +200,7 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
     }
     for (unsigned r; (r = ready.load(std::memory_order_acquire)) < threads;)
         ready.wait(r, std::memory_order_acquire);
-    const auto combiner_before = subj->combiner_persistence();
+    const auto stats_before = subj->combining_stats();
     const auto start = clock::now();
     release();
     if (timed) {
@@ -219,10 +219,14 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
         end = std::max(end, s.end);
     }
     r.seconds = std::chrono::duration<double>(end - start).count();
-    r.batch_size = subj->mean_batch_size();
     r.persistence_counted = subj->persistence_counted();
-    if (const auto after = subj->combiner_persistence(); after && combiner_before)
-        r.combiner = *after - *combiner_before;
+    if (const auto after = subj->combining_stats(); after && stats_before) {
+        // A combining subject: persistence and batch size from its engine's record.
+        const auto region = *after - *stats_before;
+        r.persistence = region.total;
+        r.batch_size = region.mean_batch_size();
+        if (subj->reports_combiner_persistence()) r.combiner = region.combiner;
+    }
     return r;
 }
 

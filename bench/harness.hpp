@@ -92,10 +92,10 @@ struct bench_config {
 struct rep_result {
     std::uint64_t ops = 0;  // all workers
     double seconds = 0;     // timed region
-    pmem::counters persistence;
-    double batch_size = 0;
+    pmem::counters persistence;  // the record's total over the region; else the workers' counters
+    double batch_size = 0;       // the record's mean batch size over the region; else 0
     bool persistence_counted = true;
-    std::optional<pmem::counters> combiner;  // subject::combiner_persistence() over the region
+    std::optional<pmem::counters> combiner;  // the record's combiner part over the region (DFC)
     latency_histogram latency;               // sampled operations of every worker (ns)
 
     double ops_per_sec() const noexcept { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }

@@ -13,9 +13,11 @@
 // keyed subject made with initial_size n holds the keys prefill_key(i) = 2i for i < n (any
 // values) before the timed region, so that keyed workloads know which keys are present.
 //
-// Persistence instructions are counted by the harness from pmem's per-thread counters
-// (ferrite/pmem/counters.hpp), summed over workers; subjects report combining statistics
-// (mean batch size) themselves, or 0 where the notion does not apply.
+// A combining subject reports its engine's record (ferrite/combining/stats.hpp: passes,
+// operations, persistence instructions of the combiners and in total), and the harness reads
+// pwb/op, pfence/op and the batch size from its difference over the timed region. For the
+// others the harness counts persistence instructions from pmem's per-thread counters
+// (ferrite/pmem/counters.hpp), summed over workers, and reports no batch size.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferrite/combining/stats.hpp"
 #include "ferrite/pmem/counters.hpp"
 
 namespace ferrite::bench {
@@ -73,16 +76,16 @@ public:
     virtual void detach(unsigned tid) { (void)tid; }  // in the worker, after timing
     // One operation; arguments a, b are values or indices (reduced modulo size by the subject).
     virtual void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) = 0;
-    // Mean combining batch size since creation, 0 if not a combining structure.
-    virtual double mean_batch_size() const { return 0; }
+    // The combining engine's record since creation (every engine's stats()), nullopt for a
+    // structure that does not combine.
+    virtual std::optional<combining::combining_stats> combining_stats() const { return std::nullopt; }
     // False for subjects whose persistence instructions bypass ferrite/pmem (PMDK issues its
     // own flushes): the harness then reports pwb/op and pfence/op as unknown, not as 0.
     virtual bool persistence_counted() const { return true; }
-    // Persistence instructions issued by combiners since creation, for subjects whose
-    // announcements cost their own (DFC: the papers' "DFC" figures, while the harness's
-    // counts are "DFC-TOTAL"). nullopt: not reported. The harness takes the difference over
-    // the timed region and reports combiner_pwb_per_op / combiner_pfence_per_op.
-    virtual std::optional<pmem::counters> combiner_persistence() const { return std::nullopt; }
+    // True for subjects whose papers report the combiners' persistence apart from the total
+    // (DFC: "DFC" and "DFC-TOTAL"): the harness then also reports the record's `combiner`
+    // part over the timed region as combiner_pwb_per_op / combiner_pfence_per_op.
+    virtual bool reports_combiner_persistence() const { return false; }
 };
 
 struct subject_kind {

@@ -10,9 +10,8 @@
 // unclaimed (dfc_options::tid_claims: the claim check's cost, e.g.
 // `--structure dfc-queue,dfc-queue:no-tid-claims`).
 //
-// Persistence figures: the harness counts every pwb/pfence of the workers ("DFC-TOTAL" of
-// the papers: announcements included); combiner_persistence() reports the combiners' own
-// (the papers' "DFC"), from the engine's statistics.
+// Persistence figures, from the engine's record (combining/stats.hpp): its total is the
+// papers' "DFC-TOTAL" (announcements included), its combiner part their "DFC".
 #include <unistd.h>
 
 #include <atomic>
@@ -79,13 +78,8 @@ public:
             }
         }
     }
-    double mean_batch_size() const override { return c_.mean_batch_size(); }
-    std::optional<pmem::counters> combiner_persistence() const override {
-        pmem::counters c;
-        c.pwb_lines = c_.engine().stats().combiner_pwbs();
-        c.pfences = c_.engine().stats().combiner_pfences();
-        return c;
-    }
+    std::optional<combining::combining_stats> combining_stats() const override { return c_.stats(); }
+    bool reports_combiner_persistence() const override { return true; }
 
 private:
     static combining::dfc_options options(const subject_options& s) {

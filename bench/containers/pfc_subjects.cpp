@@ -72,7 +72,7 @@ public:
         for (std::uint64_t i = 0; i < cfg.initial_size; ++i) ops_of<S>::run(s_, op::push_back, i);
     }
     void run(unsigned, op o, std::uint64_t a, std::uint64_t) override { ops_of<S>::run(s_, o, a); }
-    double mean_batch_size() const override { return s_.mean_batch_size(); }
+    std::optional<combining::combining_stats> combining_stats() const override { return s_.stats(); }
 
 private:
     scratch_pool scratch_;

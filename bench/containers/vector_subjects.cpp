@@ -65,7 +65,7 @@ public:
         for (std::uint64_t i = 0; i < cfg.initial_size; ++i) v_.push_back(i);
     }
     void run(unsigned, op o, std::uint64_t a, std::uint64_t b) override { run_on(v_, o, a, b, n_); }
-    double mean_batch_size() const override { return v_.mean_batch_size(); }
+    std::optional<combining::combining_stats> combining_stats() const override { return v_.stats(); }
 
 private:
     scratch_pool scratch_;
@@ -126,7 +126,7 @@ public:
             default: break;
         }
     }
-    double mean_batch_size() const override { return engine_.stats().mean_batch_size(); }
+    std::optional<combining::combining_stats> combining_stats() const override { return engine_.stats(); }
 
 private:
     Engine engine_;

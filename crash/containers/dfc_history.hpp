@@ -1,7 +1,7 @@
 // crash/containers/dfc_history.hpp: durable linearizability of a recovered DFC structure,
 // checked against the recorded trace (dfc_trace.hpp) and a sequential model (dfc_target_kinds.hpp).
 //
-// The trace's phases are its runs of entries with one epoch. A prefix of them committed: at
+// The trace's phases are its runs of entries with one phase number. A prefix of them committed: at
 // least up to the last phase holding an operation that returned before the crash, at most
 // up to the first holding one that recovery reports as not (yet) run. In random mode the
 // workers resume before the check, so the trace may run past the crash: every cut in that
@@ -80,14 +80,14 @@ std::string check_history(const trace_log& trace, std::size_t upto, const std::v
 template <class Kind>
 std::string check_linearizable(const trace_log& trace, const std::vector<combining::dfc_recovered_op>& rec,
                                const model& recovered, const sim::progress_snapshot& at_crash, const responses& observed) {
-    // Phases of the trace (consecutive entries with one epoch). In random mode the
+    // Phases of the trace (consecutive entries with one phase number). In random mode the
     // workers resume before verify() runs, so the trace may hold phases after the crash:
     // the committed prefix is some cut between the last phase holding a returned
     // operation and the first holding an operation recovery reports as not (yet) run.
     const auto n = trace.count.load(std::memory_order_acquire);
     std::vector<std::size_t> phase_end;  // phase p = entries [phase_end[p-1], phase_end[p])
     for (std::size_t i = 0; i < n; ++i)
-        if (i + 1 == n || trace.entries[i + 1].epoch != trace.entries[i].epoch) phase_end.push_back(i + 1);
+        if (i + 1 == n || trace.entries[i + 1].phase != trace.entries[i].phase) phase_end.push_back(i + 1);
     std::size_t lo = 0, hi = phase_end.size();  // candidate cuts: number of committed phases
     for (std::size_t p = 0, i = 0; p < phase_end.size(); ++p)
         for (; i < phase_end[p]; ++i) {

@@ -1,13 +1,17 @@
 // tests/bench/counting_subject.hpp: a tiny in-test bench subject that counts what the
 // harness does to it (subjects made, attaches, operations by kind) in a ledger the test owns,
 // and issues one pwb per operation and one pfence per two, so persistence per op is known.
+// With a batch size it poses as a combining structure: it reports a record
+// (combining/stats.hpp) of what it issued, with one pass per `batch` operations.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -35,7 +39,7 @@ struct ledger {
 
 struct counting_behaviour {
     bool counted = true;         // persistence_counted()
-    double batch = 2.5;          // mean_batch_size()
+    double batch = 2.5;          // the record's mean batch size (0: no record, not combining)
     std::uint64_t throw_at = 0;  // throw from run() at this operation of tid 0 (0: never)
 };
 
@@ -58,18 +62,33 @@ public:
         alignas(64) static thread_local std::uint64_t line = 0;
         ++line;
         pmem::pwb(&line);
-        if (++mine_ % 2 == 0) pmem::pfence();
+        pwbs_.fetch_add(1);
+        if (++mine_ % 2 == 0) {
+            pmem::pfence();
+            pfences_.fetch_add(1);
+        }
+        done_.fetch_add(1);
         if (tid == 0 && behaviour_.throw_at && mine_ == behaviour_.throw_at)
             throw std::runtime_error("counting_subject: planned failure");
         (void)n;
     }
-    double mean_batch_size() const override { return behaviour_.batch; }
+    std::optional<combining::combining_stats> combining_stats() const override {
+        if (behaviour_.batch <= 0) return std::nullopt;
+        combining::combining_stats r;
+        r.operations = done_.load();
+        r.passes = static_cast<std::uint64_t>(std::llround(static_cast<double>(r.operations) / behaviour_.batch));
+        r.combiner.pwb_lines = pwbs_.load();
+        r.combiner.pfences = pfences_.load();
+        r.total = r.combiner;
+        return r;
+    }
     bool persistence_counted() const override { return behaviour_.counted; }
 
 private:
     ledger& ledger_;
     counting_behaviour behaviour_;
     std::vector<unsigned char> attached_;  // each written by its own worker only
+    std::atomic<std::uint64_t> done_{0}, pwbs_{0}, pfences_{0};  // the record's
     static thread_local std::uint64_t mine_;
 };
 

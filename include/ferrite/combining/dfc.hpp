@@ -17,6 +17,7 @@
 //   dfc_validation.hpp every word open() and recover() read, checked before any write
 //   dfc_node_store.hpp, dfc_node_pool.hpp  the nodes: the region's, then chunks in a heap
 //   dfc_layout.hpp, dfc_types.hpp, dfc_tid_claims.hpp  layout, vocabulary, thread ids
+//   stats.hpp          stats() and the Trace hooks: the vocabulary shared with pfc and fpfc
 //
 // Algorithm. Every thread t (a stable id 0..N-1) owns a persistent record with two
 // announcement slots and a word `valid` (bit 0: the active slot; bit 1: "ready", the papers'
@@ -156,12 +157,13 @@
 #include "ferrite/combining/dfc_tid_claims.hpp"
 #include "ferrite/combining/dfc_types.hpp"
 #include "ferrite/combining/dfc_validation.hpp"
+#include "ferrite/combining/stats.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/sync/wait_policy.hpp"
 
 namespace ferrite::combining {
 
-template <class S, class WaitPolicy = sync::spin_then_futex<>, class Trace = dfc_no_trace>
+template <class S, class WaitPolicy = sync::spin_then_futex<>, combining_trace<dfc_op, dfc_response> Trace = no_trace>
 class dfc {
     static_assert(S::root_count >= 1 && S::root_count <= dfc_max_roots,
                   "a DFC structure has between 1 and 8 root words");
@@ -206,6 +208,8 @@ public:
     // tid is not one of the structure's thread ids or another live thread holds it.
     dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) {
         check_tid(tid);
+        const auto before = pmem::thread_counters();
+        pmem::counters in_pass{};  // what this thread's own phase issued, if it combined
         if (claims_) [[likely]]
             claims_->claim(tid);
         auto& a = dfc_announce::write(r_.threads[tid], r_.epoch->epoch, name, param);
@@ -215,11 +219,12 @@ public:
         if (v_->lock.wait_for(done)) {
             // Holding the lock: a non-BOTTOM status was answered by a finished phase.
             if (dfc_announce::unanswered(a)) {
-                phase::run(r_, *v_);
+                in_pass = phase::run(r_, *v_);
                 v_->last_combiner.store(tid, std::memory_order_relaxed);
             }
             v_->lock.unlock();
         }
+        v_->stats.after_operation(pmem::thread_counters() - before, in_pass);
         return dfc_announce::response(a);
     }
 
@@ -276,7 +281,7 @@ public:
         S::repair(roots, [&](std::uint64_t n) -> dfc_node& { return v_->nodes.node(n); });
         dfc_recovery::rearm(r_, c);
         v_->lock.lock();
-        phase::run(r_, *v_);
+        (void)phase::run(r_, *v_);
         v_->lock.unlock();
         v_->recovered = true;
     }
@@ -305,7 +310,9 @@ public:
     }
     const dfc_node& node(std::uint64_t n) const noexcept { return v_->nodes.node(n); }
     std::uint64_t nodes_in_use() const noexcept { return v_->nodes.used(); }
-    const dfc_stats& stats() const noexcept { return v_->stats; }
+    // Phases, operations and persistence instructions since create/open, recovery's phase
+    // included (the record every combining engine reports: stats.hpp).
+    combining_stats stats() const noexcept { return v_->stats.snapshot(); }
     // The sticky combiner (dfc_sticky.hpp): a thread that did not run the last phase leaves
     // a free lock alone for between min_deferral and max_deferral observations; the current
     // budget is deferral_budget() (for tests).

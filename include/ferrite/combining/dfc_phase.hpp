@@ -66,14 +66,14 @@ public:
         a.value.store(r.value, std::memory_order_relaxed);
         a.status.store(static_cast<std::uint64_t>(r.status), std::memory_order_release);
         op.answered = true;
-        v_.trace.respond(op, r, v_.phase_epoch);
+        v_.trace.applied(static_cast<const dfc_op&>(op), r);
     }
 
     // One combining phase on region `r` (see the header). The caller holds the combiner lock.
-    static void run(const dfc_region& r, State& v) noexcept {
+    // Returns the phase's persistence instructions (none if it collected nothing).
+    static pmem::counters run(const dfc_region& r, State& v) noexcept {
         const auto before = pmem::thread_counters();
         const std::uint64_t c = r.epoch->epoch.load(std::memory_order_relaxed);  // even
-        v.phase_epoch = c;
         v.ops.clear();
         const auto threads = static_cast<unsigned>(r.header->threads);
         for (unsigned t = 0; t < threads; ++t) {  // COLLECT (alg. 88-101)
@@ -89,7 +89,7 @@ public:
             v.ops.push_back({t, s, name, a.param.load(std::memory_order_relaxed),
                              a.seq.load(std::memory_order_relaxed), false});
         }
-        if (v.ops.empty()) return;
+        if (v.ops.empty()) return {};
         const unsigned active = static_cast<unsigned>((c / 2) % 2);
         for (unsigned k = 0; k < S::root_count; ++k)
             v.work_roots[k] = r.roots[active].node[k].load(std::memory_order_relaxed);
@@ -116,8 +116,10 @@ public:
         pmem::pfence();  // PP: the phase's commit point (the new roots are active)
         r.epoch->epoch.store(c + 2, std::memory_order_release);  // releases the waiters
         for (auto n : v.freed) v.nodes.release(n);
-        v.trace.phase_done(c);
-        v.stats.on_phase(v.ops.size(), pmem::thread_counters() - before);
+        v.trace.pass_done();
+        const auto in_pass = pmem::thread_counters() - before;
+        v.stats.on_pass(v.ops.size(), in_pass);
+        return in_pass;
     }
 
 private:

@@ -23,6 +23,7 @@
 #include "ferrite/combining/dfc_sticky.hpp"
 #include "ferrite/combining/dfc_types.hpp"
 #include "ferrite/combining/publication.hpp"
+#include "ferrite/combining/stats.hpp"
 #include "ferrite/sync/futex_lock.hpp"
 
 namespace ferrite::combining {
@@ -38,13 +39,12 @@ struct dfc_volatile_state {
     dfc_options options;
     Trace trace;
     dfc_node_store nodes;  // chunk table binding + volatile bitmaps
-    std::uint64_t phase_epoch = 0;
     std::uint64_t work_roots[dfc_max_roots] = {};
     std::vector<dfc_op> ops;  // combiner's scratch
     std::vector<dfc_op*> lists[4];  // the structure's (dfc_phase::list)
     std::vector<std::uint64_t> dirty, freed;
     std::vector<const void*> lines;
-    dfc_stats stats;
+    stats_recorder stats;
 };
 
 }  // namespace ferrite::combining

@@ -1,17 +1,16 @@
 // ferrite/combining/dfc_types.hpp: the value types the DFC engine (dfc.hpp) shares with its
 // callers and its structures: options, what recovery tells a thread, one collected
-// operation, the trace policy and the statistics. Volatile only (no algorithm of its own and
+// operation, and the trace policy's default (statistics and traces: stats.hpp). Volatile only (no algorithm of its own and
 // nothing a crash can leave half-written); the persistent layout is dfc_layout.hpp. Split out
 // of dfc.hpp to keep the engine's header to the engine.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 
 #include "ferrite/combining/dfc_layout.hpp"
-#include "ferrite/pmem/counters.hpp"
+#include "ferrite/combining/stats.hpp"
 #include "ferrite/pmem/pool.hpp"
 
 namespace ferrite::alloc {
@@ -57,37 +56,8 @@ struct dfc_op {
     bool answered;
 };
 
-// Trace policy (tests and crash targets): every response in linearization order, and the
-// end of each committed phase. Called by the combiner only.
-struct dfc_no_trace {
-    void respond(const dfc_op&, const dfc_response&, std::uint64_t /*epoch*/) noexcept {}
-    void phase_done(std::uint64_t /*epoch*/) noexcept {}
-};
-
-// Statistics: phases, operations, and the combiner's own persistence instructions (the
-// papers' "DFC" figures; the announcements' are the rest of "DFC-TOTAL").
-class dfc_stats {
-public:
-    void on_phase(std::size_t ops, const pmem::counters& c) noexcept {  // combiner only
-        bump(phases_, 1);
-        bump(ops_, ops);
-        bump(pwb_, c.pwb_lines);
-        bump(pfence_, c.pfences);
-    }
-    std::uint64_t phases() const noexcept { return phases_.load(std::memory_order_relaxed); }
-    std::uint64_t ops() const noexcept { return ops_.load(std::memory_order_relaxed); }
-    std::uint64_t combiner_pwbs() const noexcept { return pwb_.load(std::memory_order_relaxed); }
-    std::uint64_t combiner_pfences() const noexcept { return pfence_.load(std::memory_order_relaxed); }
-    double mean_batch_size() const noexcept {
-        const auto p = phases();
-        return p ? static_cast<double>(ops()) / static_cast<double>(p) : 0;
-    }
-
-private:
-    static void bump(std::atomic<std::uint64_t>& a, std::uint64_t n) noexcept {
-        a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    std::atomic<std::uint64_t> phases_{0}, ops_{0}, pwb_{0}, pfence_{0};
-};
+// The trace policy's default (the one vocabulary of stats.hpp: applied(dfc_op, dfc_response)
+// for every response in linearization order, pass_done() after each committed phase).
+using dfc_no_trace = no_trace;
 
 }  // namespace ferrite::combining

@@ -25,13 +25,14 @@
 #include <vector>
 
 #include "ferrite/combining/publication.hpp"
+#include "ferrite/combining/stats.hpp"
 #include "ferrite/combining/structure.hpp"
 #include "ferrite/sync/futex_lock.hpp"
 #include "ferrite/sync/thread_id.hpp"
 
 namespace ferrite::combining {
 
-template <combinable S, class WaitPolicy = sync::spin_then_futex<>, class Stats = batch_stats>
+template <combinable S, class WaitPolicy = sync::spin_then_futex<>>
 class fpfc {
 public:
     using request = typename S::request;
@@ -46,25 +47,30 @@ public:
     }
 
     response apply(const request& r) {
+        const auto before = pmem::thread_counters();
+        pmem::counters in_pass{};  // what this thread's own pass issued, if it combined
         auto& mine = pubs_[sync::this_thread_id()];
         mine.op.request = r;
         mine.state.store(pub_state::pending, std::memory_order_release);
         const auto done = [&] { return mine.state.load(std::memory_order_acquire) == pub_state::done; };
         if (lock_.wait_for(done)) {
-            if (!done()) combine_all();
+            if (!done()) in_pass = combine_all();
             lock_.unlock();
         }
         response out = mine.op.response;
         mine.state.store(pub_state::idle, std::memory_order_relaxed);
+        stats_.after_operation(pmem::thread_counters() - before, in_pass);
         return out;
     }
 
     S& structure() noexcept { return structure_; }
     const S& structure() const noexcept { return structure_; }
-    const Stats& stats() const noexcept { return stats_; }
+    // Passes, operations and persistence instructions since construction (stats.hpp).
+    combining_stats stats() const noexcept { return stats_.snapshot(); }
 
 private:
-    void combine_all() noexcept {
+    // Returns the pass's persistence instructions.
+    pmem::counters combine_all() noexcept {
         batch_.clear();
         const unsigned n = sync::thread_id_high_water();
         for (unsigned i = 0; i < n; ++i)
@@ -72,9 +78,12 @@ private:
                 batch_.push_back(&pubs_[i]);
         ops_.clear();
         for (auto* p : batch_) ops_.push_back(&p->op);
+        const auto before = pmem::thread_counters();
         structure_.combine(std::span(ops_));  // PP: the batch is durable when this returns
-        stats_.on_pass(ops_.size());
+        const auto in_pass = pmem::thread_counters() - before;
+        stats_.on_pass(ops_.size(), in_pass);
         for (auto* p : batch_) p->state.store(pub_state::done, std::memory_order_release);
+        return in_pass;
     }
 
     S structure_;
@@ -82,7 +91,7 @@ private:
     std::unique_ptr<publication<request, response>[]> pubs_;
     std::vector<publication<request, response>*> batch_;  // combiner's scratch
     std::vector<slot<request, response>*> ops_;           // combiner's scratch
-    Stats stats_;
+    stats_recorder stats_;
 };
 
 }  // namespace ferrite::combining

@@ -30,13 +30,13 @@
 
 #include "ferrite/combining/pfc_registry.hpp"
 #include "ferrite/combining/publication.hpp"
+#include "ferrite/combining/stats.hpp"
 #include "ferrite/combining/structure.hpp"
 #include "ferrite/sync/futex_lock.hpp"
 
 namespace ferrite::combining {
 
-template <combinable S, class WaitPolicy = sync::spin_then_futex<>, class Stats = batch_stats,
-          unsigned CleanupEvery = 64, unsigned MaxAge = 1024>
+template <combinable S, class WaitPolicy = sync::spin_then_futex<>, unsigned CleanupEvery = 64, unsigned MaxAge = 1024>
 class pfc {
 public:
     using request = typename S::request;
@@ -59,6 +59,8 @@ public:
     pfc& operator=(const pfc&) = delete;
 
     response apply(const request& r) {
+        const auto before = pmem::thread_counters();
+        pmem::counters in_pass{};  // what this thread's own pass issued, if it combined
         node* mine = my_node();
         mine->pub.op.request = r;
         mine->pub.state.store(pub_state::pending, std::memory_order_release);
@@ -72,19 +74,21 @@ public:
             if (mine->pub.state.load(std::memory_order_acquire) != pub_state::done) {
                 ++passes_;
                 maybe_insert(mine);
-                combine_list();
+                in_pass = combine_list();
                 if (passes_ % CleanupEvery == 0) cleanup();
             }
             lock_.unlock();
         }
         response out = mine->pub.op.response;
         mine->pub.state.store(pub_state::idle, std::memory_order_relaxed);
+        stats_.after_operation(pmem::thread_counters() - before, in_pass);
         return out;
     }
 
     S& structure() noexcept { return structure_; }
     const S& structure() const noexcept { return structure_; }
-    const Stats& stats() const noexcept { return stats_; }
+    // Passes, operations and persistence instructions since construction (stats.hpp).
+    combining_stats stats() const noexcept { return stats_.snapshot(); }
     // Publications linked now (for tests and statistics; exact only while quiescent).
     std::size_t linked_publications() const noexcept {
         std::size_t n = 0;
@@ -117,7 +121,8 @@ private:
         while (!head_.compare_exchange_weak(h, n, std::memory_order_release, std::memory_order_relaxed));
     }
 
-    void combine_list() noexcept {
+    // Returns the pass's persistence instructions.
+    pmem::counters combine_list() noexcept {
         batch_.clear();
         ops_.clear();
         for (node* n = head_.load(std::memory_order_acquire); n; n = n->next.load(std::memory_order_acquire)) {
@@ -126,9 +131,12 @@ private:
             batch_.push_back(n);
             ops_.push_back(&n->pub.op);
         }
+        const auto before = pmem::thread_counters();
         structure_.combine(std::span(ops_));  // PP: the batch is durable when this returns
-        stats_.on_pass(ops_.size());
+        const auto in_pass = pmem::thread_counters() - before;
+        stats_.on_pass(ops_.size(), in_pass);
         for (node* n : batch_) n->pub.state.store(pub_state::done, std::memory_order_release);
+        return in_pass;
     }
 
     // Combiner only: unlink publications idle for MaxAge passes or whose thread exited.
@@ -167,7 +175,7 @@ private:
     std::uint64_t passes_ = 0;         // combiner only
     std::vector<node*> batch_;         // combiner's scratch
     std::vector<slot<request, response>*> ops_;
-    Stats stats_;
+    stats_recorder stats_;
 };
 
 }  // namespace ferrite::combining

@@ -1,5 +1,5 @@
-// ferrite/combining/structure.hpp: what a sequential structure gives a combining engine, and
-// the statistics policies.
+// ferrite/combining/structure.hpp: what a sequential structure gives a combining engine
+// (what the engines report about it: stats.hpp).
 //
 // The engine owns the order of a combining pass (docs/design.md): collect the pending requests,
 // hand them to the structure's combine(), then publish the responses. The structure's
@@ -14,9 +14,7 @@
 //   };
 #pragma once
 
-#include <atomic>
 #include <concepts>
-#include <cstdint>
 #include <span>
 
 #include "ferrite/combining/publication.hpp"
@@ -26,27 +24,6 @@ namespace ferrite::combining {
 template <class S>
 concept combinable = requires(S& s, std::span<slot<typename S::request, typename S::response>*> batch) {
     { s.combine(batch) } noexcept;
-};
-
-// Statistics policies: the combiner reports each pass's batch size.
-struct no_stats {
-    void on_pass(std::size_t) noexcept {}
-    double mean_batch_size() const noexcept { return 0; }
-};
-
-struct batch_stats {
-    void on_pass(std::size_t n) noexcept {  // combiner only (holds the lock): relaxed is enough
-        passes_.store(passes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        ops_.store(ops_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    double mean_batch_size() const noexcept {
-        const auto p = passes_.load(std::memory_order_relaxed);
-        return p ? static_cast<double>(ops_.load(std::memory_order_relaxed)) / static_cast<double>(p) : 0;
-    }
-    std::uint64_t passes() const noexcept { return passes_.load(std::memory_order_relaxed); }
-
-private:
-    std::atomic<std::uint64_t> passes_{0}, ops_{0};
 };
 
 }  // namespace ferrite::combining

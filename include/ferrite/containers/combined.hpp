@@ -14,6 +14,8 @@
 #include <optional>
 #include <utility>
 
+#include "ferrite/combining/stats.hpp"
+
 namespace ferrite::containers {
 
 template <class Core, class EngineSelector>
@@ -41,7 +43,9 @@ public:
 
     Core& core() noexcept { return engine_->structure(); }
     const Core& core() const noexcept { return engine_->structure(); }
-    double mean_batch_size() const noexcept { return engine_->stats().mean_batch_size(); }
+    // The engine's record (combining/stats.hpp); mean_batch_size() reads it.
+    combining::combining_stats stats() const noexcept { return engine_->stats(); }
+    double mean_batch_size() const noexcept { return stats().mean_batch_size(); }
 
 private:
     std::unique_ptr<engine> engine_;  // the engine holds the core; its address must not move

@@ -95,6 +95,7 @@ public:
         c_.core().require_open("ferrite::deque::unsynchronized_capacity");
         return c_.core().capacity();
     }
+    combining::combining_stats stats() const noexcept { return c_.stats(); }  // combining/stats.hpp
     double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
     Trace& trace() noexcept { return c_.core().trace(); }
 

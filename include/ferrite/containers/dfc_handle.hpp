@@ -92,7 +92,10 @@ public:
 
     auto& engine() noexcept { return static_cast<Derived&>(*this).e_; }
     const auto& engine() const noexcept { return static_cast<const Derived&>(*this).e_; }
-    double mean_batch_size() const noexcept { return engine().stats().mean_batch_size(); }
+    // The engine's record (combining/stats.hpp: the one every combining container reports);
+    // mean_batch_size() reads it.
+    combining::combining_stats stats() const noexcept { return engine().stats(); }
+    double mean_batch_size() const noexcept { return stats().mean_batch_size(); }
 
 protected:
     // Operation `name` carrying v; false if the node pool is exhausted (no effect). Both

@@ -106,7 +106,7 @@ struct deque_options {
 // Heap requirements: as persistent_vector_core's (allocate, confirm_allocation, deallocate,
 // confirm_replacement, confirm_deallocation; idempotent after a crash; state and block_size
 // for validation).
-template <class T, class Heap, class Trace = no_trace>
+template <class T, class Heap, combining::combining_trace<deque_request<T>, deque_response<T>> Trace = no_trace>
 class persistent_deque_core {
     static_assert(std::is_trivially_copyable_v<T>,
                   "ferrite::deque stores elements in persistent memory by copying bytes: use a "

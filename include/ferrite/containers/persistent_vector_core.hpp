@@ -88,7 +88,7 @@ struct vector_options {
 // confirm slot), confirm_deallocation(p); all idempotent after a crash as the confirm
 // protocol requires; and, for validation, state(p) -> alloc::block_state and block_size(p)
 // (usable bytes of an allocated block).
-template <class T, class Heap, class Trace = no_trace>
+template <class T, class Heap, combining::combining_trace<vector_request<T>, vector_response<T>> Trace = no_trace>
 class persistent_vector_core {
     static_assert(undo_layout(sizeof(T), alignof(T)).original_offset == offsetof(swap_undo_entry<T>, original) &&
                       undo_layout(sizeof(T), alignof(T)).stride == sizeof(swap_undo_entry<T>),

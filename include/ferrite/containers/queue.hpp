@@ -60,6 +60,7 @@ public:
 
     // Single-threaded use: the elements, front (next to pop) to back.
     std::vector<T> unsynchronized_contents() const { return d_.unsynchronized_contents(); }
+    combining::combining_stats stats() const noexcept { return d_.stats(); }  // combining/stats.hpp
     double mean_batch_size() const noexcept { return d_.mean_batch_size(); }
     Trace& trace() noexcept { return d_.trace(); }
 

@@ -125,6 +125,7 @@ public:
         const auto& c = c_.core().core();
         return {c.data(), static_cast<std::size_t>(c.size())};
     }
+    combining::combining_stats stats() const noexcept { return c_.stats(); }  // combining/stats.hpp
     double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
     Trace& trace() noexcept { return c_.core().trace(); }
 

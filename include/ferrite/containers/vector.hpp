@@ -108,6 +108,7 @@ public:
         c.require_open("ferrite::vector::unsynchronized_view");
         return {c.data(), static_cast<std::size_t>(c.size())};
     }
+    combining::combining_stats stats() const noexcept { return c_.stats(); }  // combining/stats.hpp
     double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
     Trace& trace() noexcept { return c_.core().trace(); }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <exception>
 
+#include "ferrite/combining/stats.hpp"
+
 namespace ferrite::containers {
 
 enum class vector_op : std::uint8_t { push_back, pop_back, get, swap, size, capacity, reserve };
@@ -30,13 +32,10 @@ struct vector_response {
     std::exception_ptr error{};
 };
 
-// Called by the combiner for each request in the order it takes effect, before its effect
-// reaches memory (so a crash image never holds an effect the trace lacks), and once at the
-// end of each pass, when everything applied so far is durable (no-op by default).
-struct no_trace {
-    template <class Request, class Response>
-    void applied(const Request&, const Response&) noexcept {}
-    void pass_done() noexcept {}
-};
+// The Trace policy is the engines' one vocabulary (combining/stats.hpp: combining_trace):
+// applied(request, response) for each request in the order it takes effect, before its
+// effect reaches memory, and pass_done() at the end of each pass, when everything applied so
+// far is durable. no_trace (the default) records nothing.
+using combining::no_trace;
 
 }  // namespace ferrite::containers

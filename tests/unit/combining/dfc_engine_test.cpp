@@ -110,7 +110,7 @@ TEST_F(DfcEngineTest, CombinerCollectsOtherThreadsAnnouncements) {
     EXPECT_EQ(r.threads[1].ann[1].status.load(), static_cast<std::uint64_t>(dfc_status::ack));
     EXPECT_EQ(r.threads[2].ann[1].status.load(), static_cast<std::uint64_t>(dfc_status::ack));
     EXPECT_EQ(s.unsynchronized_contents().size(), 3u);
-    EXPECT_EQ(s.engine().stats().phases(), 1u);
+    EXPECT_EQ(s.engine().stats().passes, 1u);
 }
 
 // Defect #10: the sequence number tells "my last operation" from "the one before".
@@ -198,15 +198,17 @@ TEST_F(DfcEngineTest, StatsCountTheCombinersPersistence) {
     const auto before = pmem::thread_counters();
     ASSERT_TRUE(s.push(0, 1));
     const auto total = pmem::thread_counters() - before;
-    const auto& st = s.engine().stats();
-    EXPECT_EQ(st.phases(), 1u);
+    const auto st = s.engine().stats();
+    EXPECT_EQ(st.passes, 1u);
+    EXPECT_EQ(st.operations, 1u);
     // Announcement: nothing (the papers: 2 pwb + 2 pfence); phase with one push: ann + node
     // + cEpoch line (which carries the roots) = 3 pwb, 2 pfence (the papers': 4 pwb, with the
     // roots written back alone).
-    EXPECT_EQ(st.combiner_pwbs(), 3u);
-    EXPECT_EQ(st.combiner_pfences(), 2u);
+    EXPECT_EQ(st.combiner.pwb_lines, 3u);
+    EXPECT_EQ(st.combiner.pfences, 2u);
     EXPECT_EQ(total.pwb_lines, 3u);
     EXPECT_EQ(total.pfences, 2u);
+    EXPECT_EQ(st.total, total);  // nothing outside the phase
 }
 
 // The sticky combiner: a thread that did not run the last phase leaves a free lock alone for

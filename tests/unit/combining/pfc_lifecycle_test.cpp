@@ -15,7 +15,7 @@ namespace {
 
 using ferrite_test::counting_structure;
 // Cleanup every 4 passes, publications stale after 8: small, so that cleanup really happens.
-using small_pfc = pfc<counting_structure, sync::spin_then_futex<>, batch_stats, 4, 8>;
+using small_pfc = pfc<counting_structure, sync::spin_then_futex<>, 4, 8>;
 
 TEST(PfcLifecycle, ManyInstancesPerThread) {
     std::vector<std::unique_ptr<small_pfc>> instances;
