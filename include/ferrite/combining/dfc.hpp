@@ -270,6 +270,9 @@ public:
         dfc_validation::roots(r_, v_->nodes, S::root_count, S::kind_name);
         dfc_validation::records(r_, c, S::op_names, S::kind_name);
         const std::uint64_t* roots = dfc_recovery::collect_garbage<S>(r_, v_->nodes, c, v_->work_roots);  // validates the links
+        if (v_->nodes.releasing_last() && v_->nodes.chunk_in_use(v_->nodes.chunks() - 1))
+            dfc_validation::damaged(S::kind_name, "node chunk " + std::to_string(v_->nodes.chunks() - 1) +
+                                                      " is being given back to the heap but holds reachable nodes");
         // Everything checked: the writes start here.
         if (r_.epoch->epoch.load(std::memory_order_relaxed) != c) {
             // The phase c-2 committed (c-1 was persisted after its pfence). No write-back:
@@ -282,6 +285,12 @@ public:
         dfc_recovery::rearm(r_, c);
         v_->lock.lock();
         (void)phase::run(r_, *v_);
+        v_->nodes.release_empty_chunks([&](unsigned k) {  // a structure that grew and emptied gives the memory back
+            for (unsigned copy = 0; copy < 2; ++copy)
+                for (unsigned i = 0; i < S::root_count; ++i)
+                    if ((r_.roots[copy].node[i].load(std::memory_order_relaxed) >> dfc_index_bits) == k) return true;
+            return false;
+        });
         v_->lock.unlock();
         v_->recovered = true;
     }

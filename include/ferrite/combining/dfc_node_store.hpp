@@ -16,8 +16,17 @@
 // Growth (by the combiner, inside a phase; rare): block := heap.allocate (pending);
 // table.offset[k-1] := its heap offset, pwb, pfence; heap.confirm_allocation(block). The
 // nodes of the new chunk are then written and linked by the phase like any other, and the
-// phase's commit makes them reachable. Chunks are never given back (a structure's pool only
-// grows, like a std::vector's capacity).
+// phase's commit makes them reachable.
+//
+// Release (by recovery, which every open runs, under the combiner lock after its phase):
+// while the last grown chunk holds no node in use, it goes back to the heap through the
+// heap's deallocation protocol: heap.deallocate(block) (pending: still allocated);
+// table.offset[k-1] := 0, pwb (the commit: the chunk is no longer the structure's);
+// heap.confirm_deallocation(block), which orders that write-back before it frees the block. So a structure that grew and emptied again returns that
+// memory at its next open. Only the trailing chunk goes (node numbers in the others never
+// move), only when recovery's garbage collection found none of its nodes reachable, and
+// only when no root word of either root copy names one of its nodes (validation checks the
+// copy not in use as well).
 //
 // Crash consistency
 //   persistent: the chunk table (dfc_layout.hpp), written once per chunk and before any
@@ -27,6 +36,12 @@
 //               allocation, which heap.finish_recovery() frees.
 //   crash after the table entry, before the confirmation: validation finds the block still
 //               pending; recover_chunks() confirms it (confirm_allocation is idempotent).
+//   release, crash after deallocate, before the cleared entry is durable: the table still
+//               names the last chunk, its block pending deallocation; validation accepts
+//               that for the last chunk only, recovery checks that none of its nodes is
+//               reachable (damaged_pool otherwise) and recover_chunks() redoes the release.
+//   release, crash after the cleared entry: nothing names the block; the heap's
+//               finish_recovery() completes its deallocation.
 //   Hence a DFC structure that can grow is opened between heap.recover() and
 //   heap.finish_recovery(), as every heap client is (buddy_heap.hpp).
 //
@@ -38,6 +53,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/combining/dfc_layout.hpp"
@@ -88,10 +104,28 @@ public:
         reset_all_free();
     }
 
-    // Recovery: confirm a grown chunk whose allocation the crash left pending.
+    // Recovery: confirm a grown chunk whose allocation the crash left pending, and finish a
+    // release of the last chunk that the crash interrupted (releasing_last()).
     void recover_chunks() {
         for (unsigned k = 1; k < chunks_; ++k)
             if (heap_->state(base_[k]) == alloc::block_state::allocation_pending) heap_->confirm_allocation(base_[k]);
+        if (releasing_last()) release_last();
+    }
+    // Whether a crash interrupted the release of the last chunk (its block is pending
+    // deallocation while the table still names it). Recovery requires that none of its nodes
+    // be in use before it finishes the release.
+    bool releasing_last() const noexcept {
+        return chunks_ > 1 && heap_->state(base_[chunks_ - 1]) == alloc::block_state::deallocation_pending;
+    }
+    bool chunk_in_use(unsigned k) const noexcept { return bits_[k].used() != 0; }
+    // Give every trailing grown chunk without a node in use back to the heap (see above),
+    // unless `named(k)`: a root word of either root copy names a node of chunk k (the copy
+    // not in use is validated too, so it must keep naming nodes of the pool). Stops, keeping
+    // the chunk, if the heap refuses (its confirm slots are full).
+    template <class NamedByARoot>
+    void release_empty_chunks(NamedByARoot named) {
+        while (chunks_ > 1 && !chunk_in_use(chunks_ - 1) && !named(chunks_ - 1))
+            if (!release_last()) return;
     }
 
     dfc_node& node(std::uint64_t n) const noexcept { return base_[n >> index_bits][(n & index_mask) - 1]; }
@@ -139,6 +173,32 @@ public:
     void take(std::uint64_t n) noexcept { bits_[n >> index_bits].take(n & index_mask); }
 
 private:
+    bool release_last() {
+        const unsigned k = chunks_ - 1;
+        void* block = base_[k];
+        try {
+            heap_->deallocate(block);  // pending: still allocated (a no-op if it already is)
+        } catch (const std::exception&) {
+            return false;  // nothing changed: the chunk stays
+        }
+        table_->offset[k - 1] = 0;
+        // The commit: durable before the block can be freed. confirm_deallocation orders
+        // the caller's write-backs before it frees (buddy_heap.hpp), so no pfence here:
+        // flush mutation testing found one redundant.
+        pmem::pwb(&table_->offset[k - 1]);
+        chunks_ = k;
+        base_[k] = nullptr;
+        capacity_[k] = 0;
+        if (hint_ >= chunks_) hint_ = 0;
+        try {
+            heap_->confirm_deallocation(block);
+        } catch (const std::exception&) {
+            // Left pending: nothing names the block, so the heap's next finish_recovery()
+            // completes the deallocation.
+        }
+        return true;
+    }
+
     bool grow() noexcept {
         if (!can_grow() || chunks_ == dfc_max_chunks) return false;
         const unsigned k = chunks_;

@@ -150,7 +150,10 @@ inline dfc_chunk_map chunks(const dfc_region& r, const void* region, std::size_t
             damaged(kind, chunk + "'s heap offset " + num(off) + " is not a block position of the heap");
         const void* block = heap->at(off);
         const auto st = heap->state(block);
-        if (st != alloc::block_state::live && st != alloc::block_state::allocation_pending)
+        // A pending deallocation: a release of the last chunk that a crash cut off
+        // (dfc_node_store.hpp), which recovery finishes.
+        const bool releasing = k == grown && st == alloc::block_state::deallocation_pending;
+        if (st != alloc::block_state::live && st != alloc::block_state::allocation_pending && !releasing)
             damaged(kind, chunk + " is not a live block of the heap (" + alloc::to_string(st) +
                               "): a wrong heap, a damaged pool, or the heap finished its recovery before this "
                               "structure was opened (open it between heap.recover() and heap.finish_recovery())");
