@@ -249,7 +249,7 @@ private:
 }  // namespace
 
 void register_catalog_targets(sim::target_registry& r) {
-    // Mutation scope: the catalog's own code, the pool header word it registers, and the
+    // Mutation scope: the catalog's own code, the pool roots entry it registers, and the
     // containers' create commit (publish.hpp: no other target reaches it, the others create
     // their structure before the session); the heap's, the vector's and the DFC engine's
     // sites are answered for by the alloc, vector-* and dfc-* targets.

@@ -58,7 +58,7 @@ enum class pool_errc {
     io,                // an operating-system call failed (errno in the message)
     // Damaged media (class damaged_pool): a validator found a value it cannot use as a size,
     // an offset or a pointer. Nothing was written; restore the pool from a copy.
-    damaged_state,     // the header's state line (root, heap, catalog, data-top words)
+    damaged_state,     // the header's state line (root, data-top, profile words) or roots table
     damaged_heap,      // the buddy heap's header, free lists, block map, log or confirm slots
     damaged_catalog,   // the name directory's blocks or entries
     damaged_object,    // a named (or anchored) structure's header, log, links or data

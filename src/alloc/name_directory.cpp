@@ -128,7 +128,7 @@ name_directory::block* name_directory::add_block(block* last) {
     pmem::pfence();  // PP: the block is formatted before anything names it
     const auto offset = static_cast<std::uint64_t>(static_cast<std::byte*>(mem) - pool_.base());
     if (last == nullptr) {
-        pool_.register_catalog(offset);  // persists the header word (its own PP)
+        pool_.register_catalog(offset);  // persists its pool roots entry (its own PP)
     } else {
         last->next = offset;
         pmem::pwb(&last->next);

@@ -21,12 +21,12 @@ std::uint64_t heap_bytes_for(const pmem::pool_ref& p, const store_options& o) {
 
 bool blank(const pmem::pool_ref& p) noexcept {
     const auto& st = p.state();
-    return st.profile == 0 && st.root_offset == 0 && st.heap_offset == 0 && st.catalog_offset == 0 &&
+    return st.profile == 0 && st.root_offset == 0 && p.roots().entries == pmem::pool_roots{}.entries &&
            st.data_top == pmem::pool_header_size;
 }
 
-// Each step is skipped once done and crash-safe on its own (heap: magic last, then the
-// header word; catalog: formatted, then the header word), so running this again after a
+// Each step is skipped once done and crash-safe on its own (heap: magic last, then its
+// roots entry; catalog: formatted, then its roots entry), so running this again after a
 // kill anywhere inside it finishes the job. A heap formatted but not registered is formatted
 // again: nothing refers to it.
 void finish_setup(pmem::pool& p, const store_options& o) {
@@ -138,8 +138,9 @@ store store::open_or_create(const std::filesystem::path& path, std::string_view 
 
 std::span<std::byte> store::user_area() noexcept {
     const auto& st = pool_->state();
-    if (st.root_offset == 0 || st.heap_offset <= st.root_offset) return {};
-    return {pool_->base() + st.root_offset, static_cast<std::size_t>(st.heap_offset - st.root_offset)};
+    const std::uint64_t heap = pool_->heap_offset();
+    if (st.root_offset == 0 || heap <= st.root_offset) return {};
+    return {pool_->base() + st.root_offset, static_cast<std::size_t>(heap - st.root_offset)};
 }
 
 store& store::operator=(store&& o) noexcept {

@@ -117,6 +117,12 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
         fail(pool_errc::foreign, path,
              "not a ferrite pool (wrong magic bytes); check the path, ferrite never opens "
              "foreign files");
+    if (id.version == 1)
+        fail(pool_errc::wrong_version, path,
+             "pool format version 1, this ferrite reads version " + std::to_string(pool_format_version) +
+                 " only (version 2 keeps the heap and catalog in a table of registered roots, version 1 "
+                 "in header words of their own) and does not upgrade pools: open it with a ferrite "
+                 "release that reads version 1, or copy its data into a pool created by this one");
     if (id.version != pool_format_version)
         fail(pool_errc::wrong_version, path,
              "pool format version " + std::to_string(id.version) + ", this ferrite reads version " +
@@ -140,32 +146,62 @@ void validate_header(const pool_header& h, std::uint64_t file_size, const std::s
                  std::string(*layout) + "'; open it with the program that created it");
 }
 
-// The state line's words against each other and the geometry (they are not checksummed:
-// they change while the pool is open). Written without sums, which could wrap around.
+// The roots table (pool_header.hpp): what is wrong with it, or "" if every entry is usable.
+// Entries are used in order, each with a nonzero id and a 64-byte aligned offset inside the
+// used data area; no id and no offset appears twice; a catalog needs a heap below it.
+std::string roots_problem(const pool_roots& roots, std::uint64_t data_top) {
+    bool seen_empty = false;
+    for (std::size_t i = 0; i < max_roots; ++i) {
+        const std::uint64_t e = roots.entries[i];
+        const std::string entry = "roots entry " + std::to_string(i);
+        if (e == 0) {
+            seen_empty = true;
+            continue;
+        }
+        const root_id rid = root_entry_id(e);
+        const std::uint64_t off = root_entry_offset(e);
+        if (seen_empty) return entry + " (it follows an empty entry)";
+        if (rid == 0) return entry + " (its id is 0)";
+        if (off < pool_header_size || off >= data_top || off % 64 != 0)
+            return entry + " (root id " + std::to_string(rid) + ": its offset)";
+        for (std::size_t j = 0; j < i; ++j) {
+            if (root_entry_id(roots.entries[j]) == rid) return entry + " (root id " + std::to_string(rid) + " twice)";
+            if (root_entry_offset(roots.entries[j]) == off) return entry + " (two roots at one offset)";
+        }
+    }
+    std::uint64_t heap = 0, catalog = 0;
+    for (const std::uint64_t e : roots.entries) {
+        if (root_entry_id(e) == root_ids::heap) heap = root_entry_offset(e);
+        if (root_entry_id(e) == root_ids::catalog) catalog = root_entry_offset(e);
+    }
+    if (catalog != 0 && (heap == 0 || catalog <= heap)) return "the catalog root (it needs a heap below it)";
+    return {};
+}
+
+// The state line's and the roots table's words against each other and the geometry (they
+// are not checksummed: they change while the pool is open). Written without sums, which
+// could wrap around.
 void validate_state(const pool_header& h, const std::filesystem::path& path) {
     const auto& id = h.identity;
     const auto& st = h.state;
     bool root_ok = st.root_offset == 0 ||
                    (st.root_offset >= pool_header_size && st.root_offset <= st.data_top &&
                     st.root_size <= st.data_top - st.root_offset);
-    const auto offset_ok = [&](std::uint64_t off) {
-        return off == 0 || (off >= pool_header_size && off < id.pool_size);
-    };
     const auto aligned = [](std::uint64_t off) { return off % 64 == 0; };
     std::string what;
     if (st.data_top < pool_header_size || st.data_top > id.pool_size) what = "the used size (data top)";
     else if (!root_ok || !aligned(st.root_offset)) what = "the root offset or size";
-    else if (!offset_ok(st.heap_offset) || !aligned(st.heap_offset) || st.heap_offset >= st.data_top)
-        what = "the heap offset";
-    else if (!offset_ok(st.catalog_offset) || !aligned(st.catalog_offset) ||
-             (st.catalog_offset != 0 && (st.heap_offset == 0 || st.catalog_offset <= st.heap_offset ||
-                                         st.catalog_offset >= st.data_top)))
-        what = "the catalog offset";
     else if (st.profile != 0 && st.profile != static_cast<std::uint64_t>(pool_profile::store))
         what = "the profile word";
     else if (st.clean_shutdown > 1) what = "the clean-shutdown flag";
+    else if (st.reserved != decltype(st.reserved){}) what = "a reserved word";
     if (!what.empty())
         throw_damaged(pool_errc::damaged_state, "header state", "",
+                      "pool '" + path.string() + "': " + what +
+                          " is out of range; the header is damaged; restore the pool from a backup");
+    what = roots_problem(h.roots, st.data_top);
+    if (!what.empty())
+        throw_damaged(pool_errc::damaged_state, "header roots", "",
                       "pool '" + path.string() + "': " + what +
                           " is out of range; the header is damaged; restore the pool from a backup");
 }
@@ -363,12 +399,11 @@ bool pool_ref::contains(const void* p, std::size_t n) const noexcept {
     return a >= b && n <= core_->size && a - b <= core_->size - n;
 }
 
-void pool_ref::register_heap(std::uint64_t offset) const {
-    register_offset(&pool_state::heap_offset, "heap", offset);
-}
-
-void pool_ref::register_catalog(std::uint64_t offset) const {
-    register_offset(&pool_state::catalog_offset, "catalog", offset);
+std::uint64_t pool_ref::root_offset(root_id id) const noexcept {
+    if (id == 0) return 0;
+    for (const std::uint64_t e : header().roots.entries)
+        if (e != 0 && root_entry_id(e) == id) return root_entry_offset(e);
+    return 0;
 }
 
 void pool_ref::set_profile(pool_profile p) const {
@@ -380,27 +415,44 @@ void pool_ref::set_profile(pool_profile p) const {
         throw usage_error("pool '" + core_->path.string() + "' already has a profile; it is set once");
     word = static_cast<std::uint64_t>(p);
     pwb(&word);
-    pfence();  // PP: durable before the heap or catalog word it announces
+    pfence();  // PP: durable before the heap or catalog roots entry it announces
 }
 
-// One aligned word of the state line: the structure it names is formatted and durable
-// already, so persisting the word is the structure's commit point.
-void pool_ref::register_offset(std::uint64_t pool_state::*field, const char* what, std::uint64_t offset) const {
-    require_open(std::string("register a ") + what);
+// One entry of the roots table, id and offset in one aligned word: the structure it names is
+// formatted and durable already, so persisting the word is the structure's commit point.
+void pool_ref::register_root(root_id id, std::uint64_t offset, std::string_view what_) const {
+    const std::string what(what_);
+    require_open("register a " + what);
     auto& c = *core_;
     if (c.read_only)
         throw usage_error("pool '" + c.path.string() + "' is open read-only: cannot register a " + what);
-    auto& st = mutable_header().state;
-    auto& word = st.*field;
-    if (offset < pool_header_size || offset >= st.data_top || offset % 64 != 0)
-        throw usage_error(std::string(what) + " offset " + std::to_string(offset) +
+    if (id == 0) throw usage_error("root id 0 is reserved (it marks an empty entry); register a " + what + " with an id from 1");
+    auto& h = mutable_header();
+    if (offset < pool_header_size || offset >= h.state.data_top || offset % 64 != 0)
+        throw usage_error(what + " offset " + std::to_string(offset) +
                           " is not a 64-byte aligned offset inside the pool's allocated data area (put it "
                           "inside the pool's root)");
-    if (word != 0 && word != offset)
-        throw usage_error("pool '" + c.path.string() + "' already has a " + what + " at offset " +
-                          std::to_string(word) + "; a pool registers one " + what);
-    word = offset;
-    pwb(&word);
+    std::uint64_t* free_entry = nullptr;
+    for (auto& e : h.roots.entries) {
+        if (e == 0) {
+            if (!free_entry) free_entry = &e;
+            continue;
+        }
+        if (root_entry_id(e) == id && root_entry_offset(e) == offset) return;  // registered already
+        if (root_entry_id(e) == id)
+            throw usage_error("pool '" + c.path.string() + "' already has a " + what + " (root id " +
+                              std::to_string(id) + ") at offset " + std::to_string(root_entry_offset(e)) +
+                              "; a pool registers one " + what);
+        if (root_entry_offset(e) == offset)
+            throw usage_error("pool '" + c.path.string() + "': offset " + std::to_string(offset) +
+                              " is registered already as root id " + std::to_string(root_entry_id(e)) +
+                              "; a " + what + " needs a place of its own");
+    }
+    if (!free_entry)
+        throw usage_error("pool '" + c.path.string() + "': its roots table is full (" + std::to_string(max_roots) +
+                          " entries); cannot register a " + what + ": keep it inside a registered structure");
+    *free_entry = root_entry(id, offset);  // one aligned 8-byte store: whole or absent after a crash
+    pwb(free_entry);
     pfence();  // PP: the registration is durable
 }
 

@@ -34,8 +34,9 @@ off=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["heap"]["offset
 cat_off=$(python3 - "$pool" <<'PY'
 import struct, sys
 with open(sys.argv[1], "rb") as f:
-    f.seek(256 + 5 * 8)          # pool_state.catalog_offset
-    print(struct.unpack("<Q", f.read(8))[0])
+    f.seek(320)                  # the header's roots table: 8 words, id << 48 | offset
+    roots = {w >> 48: w & (2**48 - 1) for w in struct.unpack("<8Q", f.read(64)) if w}
+    print(roots[2])              # root id 2: the catalog
 PY
 )
 [ "$cat_off" -gt "$off" ] && ok || bad "catalog offset $cat_off should lie inside the heap at $off"

@@ -32,6 +32,7 @@ for k, t in [("path", str), ("layout", str), ("uuid", str), ("format_version", i
 assert j["size"] == 1048576 and j["used"] + j["free"] == j["size"]
 assert j["granularity"] in ("byte", "cache_line", "page")
 assert j["clean_shutdown"] is True and j["root"] is None
+assert j["format_version"] == 2 and j["roots"] == []
 c = j["persistence"]["counters"]
 assert set(c) == {"pwb_lines", "pfences", "psyncs", "nt_stores"}
 assert j["persistence"]["backend"] in ("clwb", "clflushopt", "clflush", "none", "emulated")
@@ -73,6 +74,9 @@ h = json.loads(sys.argv[1])["heap"]
 assert h["offset"] == 4096 and h["bytes_used"] == 4096  # the empty catalog's block
 assert h["bytes_free"] == h["arena_bytes"] - 4096 > 0
 assert json.loads(sys.argv[1])["objects"] == []
+roots = json.loads(sys.argv[1])["roots"]
+assert [(r["id"], r["name"]) for r in roots] == [(1, "heap"), (2, "catalog")], roots
+assert roots[0]["offset"] == 4096 and roots[1]["offset"] > 4096, roots
 assert 0 <= h["fragmentation"] < 1 and h["largest_free"] == 1 << 20
 assert all(set(o) == {"order", "block_bytes", "free", "live"} for o in h["orders"])
 PY
@@ -83,6 +87,23 @@ cp "$dir/heap" "$dir/heap-bad"; printf 'XXXXXXXX' | dd of="$dir/heap-bad" bs=1 s
 sum=$(sha256sum < "$dir/heap-bad")
 expect 1 'heap' -- "$ferrite" pool check "$dir/heap-bad"
 [ "$(sha256sum < "$dir/heap-bad")" = "$sum" ] && ok || bad "check modified a damaged heap"
+
+# A pool of format version 1 (before the roots table): every command refuses it in one line
+# naming both versions, and leaves it byte-identical.
+python3 - "$dir/heap" "$dir/v1" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[8:12] = struct.pack("<I", 1)          # identity.version
+h = 0xcbf29ce484222325                  # FNV-1a 64 of the identity before its checksum
+for x in b[:248]:
+    h = ((h ^ x) * 0x100000001b3) % 2**64
+b[248:256] = struct.pack("<Q", h)
+open(sys.argv[2], "wb").write(b)
+PY
+sum=$(sha256sum < "$dir/v1")
+one_line_error 1 'format version 1, this ferrite reads version 2' -- "$ferrite" pool info "$dir/v1"
+one_line_error 1 'format version 1, this ferrite reads version 2' -- "$ferrite" pool check "$dir/v1"
+[ "$(sha256sum < "$dir/v1")" = "$sum" ] && ok || bad "a refused version-1 pool was changed"
 
 # The demo: create, write, reopen, verify, print info, clean up.
 expect 0 'record intact' -- "$ferrite" --pool-dir "$dir" demo

@@ -5,11 +5,11 @@
 // stack, queue and deque and a fragmented heap, as a clean file, as a file copied while
 // open, and as crash-simulator images taken inside operations.
 //
-// A case: pick an image, a region of it (header identity or state line, heap header, undo
+// A case: pick an image, a region of it (header identity, state line or roots table, heap header, undo
 // log, confirm slots, block map, free links, catalog blocks, each object's header or data,
 // or the file as a whole) and a mutation kind: a bit flip, a random byte, a special 8-byte
 // (or 4-byte) word (0, 1, ~0, 2^32, 2^58, 2^63, the pool size, near the data top, the old
-// value +-1), an in-pool offset (other blocks, objects, node numbers, +-64), truncation or
+// value +-1, roots entries naming the heap as the catalog or the data top as the heap), an in-pool offset (other blocks, objects, node numbers, +-64), truncation or
 // extension; one to three mutations in the region. The mutated file is then put through,
 // in a forked worker process (so that a signal, a sanitizer report or a hang is caught and
 // reported with the case, and the run goes on with a fresh worker):
@@ -125,6 +125,8 @@ u64 special_word(const image& im, u64 old, ferrite::sim::rng& r) {
                           im.data_top - 64,
                           im.data_top + 64,
                           im.heap_offset,
+                          ferrite::pmem::root_entry(ferrite::pmem::root_ids::catalog, im.heap_offset),
+                          ferrite::pmem::root_entry(ferrite::pmem::root_ids::heap, im.data_top),
                           old + 1,
                           old - 1,
                           old ^ (u64{1} << 63),

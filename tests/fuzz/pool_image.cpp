@@ -160,6 +160,7 @@ void find_regions(image& im, const fs::path& dir) {
     auto& rs = im.regions;
     rs.push_back({"header identity", owner::pool, {{0, 256}}});
     rs.push_back({"header state", owner::pool, {{256, 64}}});
+    rs.push_back({"header roots", owner::pool, {{320, 64}}});
     rs.push_back({"heap header", owner::heap, {{ho, sizeof(ferrite::alloc::heap_header)}}});
     rs.push_back({"heap log control", owner::heap, {{ho + g.log_offset, 8}}});  // the tag word; the rest is padding
     rs.push_back({"heap log entries", owner::heap, {{ho + g.log_offset + 64, g.slots_offset - g.log_offset - 64}}});

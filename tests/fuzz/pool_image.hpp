@@ -16,7 +16,7 @@
 //               pending confirm slots, half-written DFC phases).
 //
 // regions_of() finds, from the image itself (read through the library, read-only), the
-// byte ranges of the header identity and state line, the heap's header, undo log, confirm
+// byte ranges of the header identity, state line and roots table, the heap's header, undo log, confirm
 // slots, block map and free-block links, every catalog block, and each object's header and
 // data (vector headers with their swap logs, element arrays, DFC region headers and
 // announcements, node chunks). The fuzzer picks a region first and a byte in it second, so

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/containers/catalog.hpp"
@@ -74,13 +75,24 @@ nlohmann::json pool_info_json(const pmem::pool& p) {
     j["root"] = st.root_offset == 0
                     ? nlohmann::json(nullptr)
                     : nlohmann::json{{"offset", st.root_offset}, {"size", st.root_size}};
+    // The roots table as stored (validated by the open): one entry per registered root.
+    j["roots"] = nlohmann::json::array();
+    for (const std::uint64_t e : p.roots().entries) {
+        if (e == 0) continue;
+        const auto rid = pmem::root_entry_id(e);
+        j["roots"].push_back({{"id", rid},
+                              {"name", rid == pmem::root_ids::heap      ? nlohmann::json("heap")
+                                       : rid == pmem::root_ids::catalog ? nlohmann::json("catalog")
+                                                                        : nlohmann::json(nullptr)},
+                              {"offset", pmem::root_entry_offset(e)}});
+    }
     j["heap"] = j["objects"] = nullptr;
-    if (st.heap_offset != 0) {
+    if (p.heap_offset() != 0) {
         // The pool is open read-only: opening its heap and an existing catalog only reads.
         auto& pool = const_cast<pmem::pool&>(p);
         auto heap = alloc::buddy_heap::open(pool, p.heap_offset());
         j["heap"] = heap_json(p, heap);
-        if (st.catalog_offset != 0) j["objects"] = objects_json(pool, heap);
+        if (p.catalog_offset() != 0) j["objects"] = objects_json(pool, heap);
     }
     j["persistence"] = {
         {"backend", std::string(pmem::to_string(pmem::current_backend()))},
@@ -111,6 +123,14 @@ std::string pool_info_text(const nlohmann::json& j) {
                               : std::to_string(j["root"]["size"].get<std::uint64_t>()) + " bytes at offset " +
                                     std::to_string(j["root"]["offset"].get<std::uint64_t>()))
       << '\n';
+    o << "roots           ";  // the header's roots table
+    if (j["roots"].empty()) o << "none";
+    const char* sep = "";
+    for (const auto& r : j["roots"])
+        o << std::exchange(sep, ", ")
+          << (r["name"].is_null() ? "id " + std::to_string(r["id"].get<unsigned>()) : r["name"].get<std::string>())
+          << " at offset " << r["offset"].get<std::uint64_t>();
+    o << '\n';
     if (!j["heap"].is_null()) {
         const auto& h = j["heap"];
         char frag[32];

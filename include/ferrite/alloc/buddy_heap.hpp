@@ -136,7 +136,7 @@ public:
     // ---- constructors ----------------------------------------------------------------
     // Format `size` bytes of `p` at `offset` (64-byte aligned; the range must lie in the
     // pool's data area, e.g. inside its root) as an empty heap and open it. The pool's first
-    // heap is registered in its header (pool::heap_offset), where tools find it. Throws
+    // heap is registered in its roots table (pool::heap_offset), where tools find it. Throws
     // usage_error if the range is outside the pool or too small for one block.
     static buddy_heap create(const pmem::pool_ref& p, std::uint64_t offset, std::uint64_t size,
                              heap_options options = {});

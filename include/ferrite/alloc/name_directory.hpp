@@ -33,7 +33,7 @@
 //     with no object (anchor 0, which open-or-create then creates), or a complete one.
 //     Flush mutation testing showed that a pwb + pfence of the entry alone was redundant.
 //   a new block: allocated from the heap (pending), formatted, pwb + pfence; then linked
-//     (the pool header word for the first block, the previous block's `next` otherwise),
+//     (the pool's roots entry for the first block, the previous block's `next` otherwise),
 //     pwb + pfence (PP); then its allocation is confirmed. recover() confirms every block of
 //     the chain again (idempotent), so a crash between link and confirm loses nothing, and
 //     an unlinked block is freed by the heap's finish_recovery().

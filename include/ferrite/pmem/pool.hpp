@@ -31,7 +31,8 @@
 //     to the same core, which structures keep. Moving the pool leaves them valid; closing it
 //     makes require_open() throw usage_error in every structure instead of touching an
 //     unmapped range.
-// Crash consistency of the root: see pool_header.hpp (root_offset is the commit point).
+// Crash consistency of the root and of registered roots: see pool_header.hpp (root_offset
+// is the commit point of the root, one roots entry word that of a registration).
 #pragma once
 
 #include <cstddef>
@@ -86,17 +87,28 @@ public:
     // of another size exists, pool_error(out_of_space) if it does not fit.
     void* root_bytes(std::size_t bytes, std::size_t alignment = 64) const;
 
-    // The pool's heap: the offset alloc::buddy_heap::create registered (0 = none), so that
-    // `ferrite pool info/check` and programs can find it. register_heap persists it; it
-    // throws usage_error if the offset is outside the data area or another heap is registered.
-    std::uint64_t heap_offset() const noexcept { return state().heap_offset; }
-    void register_heap(std::uint64_t offset) const;
+    // Registered roots (pool_header.hpp's roots table): where a feature keeps its structure,
+    // so that it, `ferrite pool info/check` and programs find it again without a header field
+    // of its own. root_offset(id) is 0 if `id` is not registered. register_root persists one
+    // entry (its commit point: the structure must be formatted and durable already); it
+    // throws usage_error if the offset is not 64-byte aligned inside the used data area,
+    // if `id` is 0, if `id` is registered at another offset or another id at this offset,
+    // or if the table is full (max_roots). Registering the same id and offset again does
+    // nothing.
+    std::uint64_t root_offset(root_id id) const noexcept;
+    void register_root(root_id id, std::uint64_t offset, std::string_view what = "root") const;
+    const pool_roots& roots() const noexcept { return header().roots; }
+
+    // The pool's heap: the offset alloc::buddy_heap::create registered (root id 1, 0 =
+    // none), so that `ferrite pool info/check` and programs can find it. One heap per pool.
+    std::uint64_t heap_offset() const noexcept { return root_offset(root_ids::heap); }
+    void register_heap(std::uint64_t offset) const { register_root(root_ids::heap, offset, "heap"); }
     // The pool's catalog of named objects (alloc::name_directory registers its first block
-    // here; 0 = none). Same rules as register_heap: one catalog per pool, persisted.
-    std::uint64_t catalog_offset() const noexcept { return state().catalog_offset; }
-    void register_catalog(std::uint64_t offset) const;
+    // as root id 2; 0 = none). Same rules as register_heap: one catalog per pool, persisted.
+    std::uint64_t catalog_offset() const noexcept { return root_offset(root_ids::catalog); }
+    void register_catalog(std::uint64_t offset) const { register_root(root_ids::catalog, offset, "catalog"); }
     // What the pool was made to hold; set_profile persists it (before the first heap or
-    // catalog word, so that an interrupted setup is recognisable: pool check, store::open).
+    // catalog root, so that an interrupted setup is recognisable: pool check, store::open).
     pool_profile profile() const noexcept { return static_cast<pool_profile>(state().profile); }
     void set_profile(pool_profile p) const;
 
@@ -128,7 +140,6 @@ protected:
     explicit pool_ref(std::shared_ptr<detail::pool_core> core) : core_(std::move(core)) {}
     const pool_header& header() const noexcept;
     pool_header& mutable_header() const noexcept;
-    void register_offset(std::uint64_t pool_state::*field, const char* what, std::uint64_t offset) const;
 
     std::shared_ptr<detail::pool_core> core_;
 };

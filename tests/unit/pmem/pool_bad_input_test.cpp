@@ -251,32 +251,59 @@ TEST_F(PoolBadInputTest, StateOutOfRangeIsCorrupted) {
 
     struct state_case {
         const char* what;
-        void (*patch)(pm::pool_state&);
+        void (*patch)(pm::pool_header&);
+        const char* region;
     };
+    // A roots entry: id << 48 | offset (pool_header.hpp).
+    static constexpr auto entry = [](std::uint64_t id, std::uint64_t off) { return pm::root_entry(static_cast<pm::root_id>(id), off); };
     const state_case cases[] = {
-        {"data_top beyond the pool", [](pm::pool_state& s) { s.data_top = pm::min_pool_size + 64; }},
-        {"data_top inside the header", [](pm::pool_state& s) { s.data_top = 100; }},
-        {"data_top 0, no root", [](pm::pool_state& s) { s.data_top = 0; s.root_offset = 0; }},
-        {"root inside the header", [](pm::pool_state& s) { s.root_offset = 64; }},
-        {"root beyond data_top", [](pm::pool_state& s) { s.root_offset = s.data_top + 64; }},
-        {"root size beyond data_top", [](pm::pool_state& s) { s.root_size = 4096; }},
-        {"root size beyond the pool", [](pm::pool_state& s) { s.root_size = pm::min_pool_size + 1; }},
-        {"root not 64-byte aligned", [](pm::pool_state& s) { s.root_offset += 8; s.root_size = 0; }},
-        {"heap beyond data_top", [](pm::pool_state& s) { s.heap_offset = s.data_top + 64; }},
-        {"heap not aligned", [](pm::pool_state& s) { s.heap_offset = s.root_offset + 8; }},
-        {"catalog without a heap", [](pm::pool_state& s) { s.catalog_offset = s.root_offset; }},
+        {"data_top beyond the pool", [](pm::pool_header& h) { h.state.data_top = pm::min_pool_size + 64; }, "header state"},
+        {"data_top inside the header", [](pm::pool_header& h) { h.state.data_top = 100; }, "header state"},
+        {"data_top 0, no root", [](pm::pool_header& h) { h.state.data_top = 0; h.state.root_offset = 0; }, "header state"},
+        {"root inside the header", [](pm::pool_header& h) { h.state.root_offset = 64; }, "header state"},
+        {"root beyond data_top", [](pm::pool_header& h) { h.state.root_offset = h.state.data_top + 64; }, "header state"},
+        {"root size beyond data_top", [](pm::pool_header& h) { h.state.root_size = 4096; }, "header state"},
+        {"root size beyond the pool", [](pm::pool_header& h) { h.state.root_size = pm::min_pool_size + 1; }, "header state"},
+        {"root not 64-byte aligned", [](pm::pool_header& h) { h.state.root_offset += 8; h.state.root_size = 0; }, "header state"},
+        {"unknown profile", [](pm::pool_header& h) { h.state.profile = 7; }, "header state"},
+        {"clean flag neither 0 nor 1", [](pm::pool_header& h) { h.state.clean_shutdown = 2; }, "header state"},
+        {"reserved word set", [](pm::pool_header& h) { h.state.reserved[1] = 1; }, "header state"},
+        {"heap beyond data_top", [](pm::pool_header& h) { h.roots.entries[0] = entry(1, h.state.data_top + 64); }, "header roots"},
+        {"heap inside the header", [](pm::pool_header& h) { h.roots.entries[0] = entry(1, 256); }, "header roots"},
+        {"heap not aligned", [](pm::pool_header& h) { h.roots.entries[0] = entry(1, h.state.root_offset + 8); }, "header roots"},
+        {"entry with id 0", [](pm::pool_header& h) { h.roots.entries[0] = h.state.root_offset; }, "header roots"},
+        {"entry after an empty one", [](pm::pool_header& h) { h.roots.entries[1] = entry(1, h.state.root_offset); }, "header roots"},
+        {"one id twice",
+         [](pm::pool_header& h) {
+             h.state.data_top += 4096;
+             h.roots.entries[0] = entry(5, h.state.root_offset);
+             h.roots.entries[1] = entry(5, h.state.root_offset + 64);
+         }, "header roots"},
+        {"two roots at one offset",
+         [](pm::pool_header& h) {
+             h.roots.entries[0] = entry(1, h.state.root_offset);
+             h.roots.entries[1] = entry(7, h.state.root_offset);
+         }, "header roots"},
+        {"catalog without a heap", [](pm::pool_header& h) { h.roots.entries[0] = entry(2, h.state.root_offset); }, "header roots"},
         {"catalog before the heap",
-         [](pm::pool_state& s) { s.data_top += 4096; s.heap_offset = s.root_offset + 64; s.catalog_offset = s.root_offset; }},
-        {"unknown profile", [](pm::pool_state& s) { s.profile = 7; }},
-        {"clean flag neither 0 nor 1", [](pm::pool_state& s) { s.clean_shutdown = 2; }},
+         [](pm::pool_header& h) {
+             h.state.data_top += 4096;
+             h.roots.entries[0] = entry(1, h.state.root_offset + 64);
+             h.roots.entries[1] = entry(2, h.state.root_offset);
+         }, "header roots"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.what);
         write_file(path, pristine);
         auto h = good;
-        c.patch(h.state);
-        write_header(path, h);  // the state line is not covered by the checksum
+        c.patch(h);
+        write_header(path, h);  // the state line and the roots table are not covered by the checksum
         expect_open_and_inspect_fail(pool_errc::damaged_state, path);
+        try {
+            (void)pm::pool::inspect(path);
+        } catch (const ferrite::damaged_pool& e) {
+            EXPECT_EQ(e.region(), c.region);
+        }
     }
 }
 

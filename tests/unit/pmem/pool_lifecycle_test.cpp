@@ -498,3 +498,47 @@ TEST_F(PoolLifecycleTest, RegisteredHeapOffsetIsPersistentAndValidated) {
     auto again = pm::pool::open(path, layout);
     EXPECT_EQ(again.heap_offset(), pm::pool_header_size);
 }
+
+// The roots table (pool_header.hpp): any feature registers itself by id, the heap and the
+// catalog are ids 1 and 2 of the same table, entries survive a reopen, and every misuse is a
+// usage_error that writes nothing.
+TEST_F(PoolLifecycleTest, RegisteredRootsArePersistentAndValidated) {
+    const auto path = file("roots");
+    const std::uint64_t at = pm::pool_header_size;
+    {
+        auto p = pm::pool::create(path, layout, pm::min_pool_size);
+        (void)p.root_bytes(4096);
+        EXPECT_EQ(p.root_offset(7), 0u);
+        EXPECT_THROW(p.register_root(0, at), ferrite::usage_error) << "id 0 marks an empty entry";
+        EXPECT_THROW(p.register_root(7, at + 8), ferrite::usage_error) << "not aligned";
+        EXPECT_THROW(p.register_root(7, at + 4096), ferrite::usage_error) << "beyond the used area";
+        p.register_heap(at);
+        p.register_catalog(at + 64);
+        p.register_root(7, at + 128, "checkpoint");
+        p.register_root(7, at + 128, "checkpoint");  // the same again: fine
+        EXPECT_THROW(p.register_root(7, at + 192), ferrite::usage_error) << "id 7 at another offset";
+        EXPECT_THROW(p.register_root(9, at + 64), ferrite::usage_error) << "the catalog's offset";
+        EXPECT_EQ(p.heap_offset(), at);
+        EXPECT_EQ(p.catalog_offset(), at + 64);
+        EXPECT_EQ(p.root_offset(pm::root_ids::catalog), at + 64);
+        EXPECT_EQ(p.root_offset(7), at + 128);
+        // Entries are used in order, one word each.
+        EXPECT_EQ(p.roots().entries[0], pm::root_entry(pm::root_ids::heap, at));
+        EXPECT_EQ(p.roots().entries[1], pm::root_entry(pm::root_ids::catalog, at + 64));
+        EXPECT_EQ(p.roots().entries[2], pm::root_entry(7, at + 128));
+        for (std::uint64_t i = 3; i < pm::max_roots; ++i) p.register_root(static_cast<pm::root_id>(100 + i), at + 64 * i);
+        const auto full = p.roots().entries;
+        EXPECT_THROW(p.register_root(99, at + 64 * pm::max_roots), ferrite::usage_error) << "the table is full";
+        EXPECT_EQ(p.roots().entries, full);
+    }
+    {
+        auto ro = pm::pool::inspect(path);
+        EXPECT_EQ(ro.root_offset(7), at + 128);
+        EXPECT_THROW(ro.register_root(8, at + 64 * 3), ferrite::usage_error) << "read-only";
+    }
+    auto again = pm::pool::open(path, layout);
+    EXPECT_EQ(again.heap_offset(), at);
+    EXPECT_EQ(again.catalog_offset(), at + 64);
+    EXPECT_EQ(again.root_offset(7), at + 128);
+    EXPECT_EQ(again.root_offset(100 + pm::max_roots - 1), at + 64 * (pm::max_roots - 1));
+}
