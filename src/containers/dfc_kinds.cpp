@@ -33,7 +33,8 @@ void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, const alloc::d
     heap.confirm_allocation(region);
     combining::dfc_options o;
     o.grow_from = &heap;
-    (void)C::open(region, span.bytes, o);
+    o.in_pool = pool;  // (set, GCC 12's TSan build also stops taking the empty optional for uninitialised)
+    (void)C::open(region, span.bytes, std::move(o));
 }
 
 template <class C>
