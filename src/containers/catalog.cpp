@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <set>
 
-
 namespace ferrite {
 
 std::string_view builtin_type_name(std::uint32_t tag) noexcept {

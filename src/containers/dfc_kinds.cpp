@@ -5,10 +5,13 @@
 
 namespace ferrite::containers {
 
-void check_dfc_arguments(std::string_view name, std::uint64_t created, unsigned asked, std::uint64_t nodes) {
-    if (asked == 0 || nodes == 0)
+void check_dfc_arguments(std::string_view name, unsigned threads, std::uint64_t nodes) {
+    if (threads == 0 || nodes == 0)
         throw usage_error("catalog: '" + std::string(name) +
                           "': a DFC structure needs at least one thread id and one node");
+}
+
+void check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked) {
     if (asked <= created) return;
     throw usage_error("catalog: '" + std::string(name) + "' was created for " + std::to_string(created) +
                       " thread ids (0.." + std::to_string(created - 1) + "); " + std::to_string(asked) +

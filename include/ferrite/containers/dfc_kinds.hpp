@@ -36,9 +36,10 @@ extern const kind_ops dfc_stack_kind;  // src/containers/dfc_kinds.cpp
 extern const kind_ops dfc_queue_kind;
 extern const kind_ops dfc_deque_kind;
 
-// Throws usage_error if `asked` thread ids exceed the `created` ones of structure `name`,
-// or if no thread id or no node is asked for.
-void check_dfc_arguments(std::string_view name, std::uint64_t created, unsigned asked, std::uint64_t nodes);
+// Throws usage_error if no thread id or no node is asked for structure `name`.
+void check_dfc_arguments(std::string_view name, unsigned threads, std::uint64_t nodes);
+// Throws usage_error if `asked` thread ids exceed the `created` ones of structure `name`.
+void check_dfc_threads(std::string_view name, std::uint64_t created, unsigned asked);
 
 template <class C, std::uint32_t Id>
 struct named_dfc {
@@ -46,13 +47,12 @@ struct named_dfc {
     using element_type = typename C::value_type;
     static C make(const named_context& c, std::uint64_t& anchor, unsigned threads, std::uint64_t initial_nodes = 4096,
                   combining::dfc_options o = {}) {
-        check_dfc_arguments(c.name, threads, threads, initial_nodes);
+        check_dfc_arguments(c.name, threads, initial_nodes);
         o.grow_from = &c.heap;
         o.in_pool = c.pool;  // a handle kept past the pool's close refuses, naming the pool
         if (anchor != 0) {
             const auto span = dfc_region_at<C>(c.pool, c.heap, anchor);  // validated anchor
-            check_dfc_arguments(c.name, static_cast<const combining::dfc_header*>(span.region)->threads, threads,
-                                initial_nodes);
+            check_dfc_threads(c.name, static_cast<const combining::dfc_header*>(span.region)->threads, threads);
             return C::open(const_cast<void*>(span.region), span.bytes, o);
         }
         const std::size_t bytes = C::required_bytes(threads, initial_nodes);
@@ -68,7 +68,8 @@ struct named_dfc {
     }
     static void check_shared(std::string_view name, const C& open, unsigned threads, std::uint64_t initial_nodes = 4096,
                              const combining::dfc_options& = {}) {
-        check_dfc_arguments(name, open.threads(), threads, initial_nodes);
+        check_dfc_arguments(name, threads, initial_nodes);
+        check_dfc_threads(name, open.threads(), threads);
     }
 };
 
