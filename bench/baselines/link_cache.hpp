@@ -10,8 +10,9 @@
 // the new value *with* the unpersisted bit; the writer then writes the line back (pwb),
 // fences (pfence), and clears the bit with a second CAS (which fails harmlessly if the word
 // changed meanwhile). A clean link is therefore always durable. A thread that meets an
-// unpersisted link and is about to depend on it (persist_if_unpersisted / link_flush) writes
-// it back itself first: helping, not waiting. Cost: 1 pwb + 1 pfence per link change.
+// unpersisted link and is about to depend on it writes it back itself first (flush_batch:
+// one pwb per such link, one pfence for all): helping, not waiting. Cost: 1 pwb + 1 pfence
+// per link change.
 //
 // The link cache (the paper's second technique): instead of writing back at once, the
 // updater parks the link's address in a small shared table (64 buckets of one cache line,
@@ -22,9 +23,10 @@
 // bucket's write-back lock taken persists the link(s) it needs directly (never waits).
 // What differs from the authors' library: there the parked link's mark is cleared at once
 // and only the table remembers it; here the bit stays set until the write-back, so any
-// thread that meets it in a window it depends on also writes it back (the paper's rule for
-// marked links), which is what "no operation returns having observed a non-durable link"
-// needs when the dependent operation is on another key. As in the paper, an update that
+// thread whose traversal passes it also writes it back (the paper's rule for marked links),
+// which is what "no operation returns having observed a non-durable link" needs when the
+// dependent operation is on another key (e.g. a key inserted after a node whose own link is
+// still parked). As in the paper, an update that
 // parked its link returns before that link is durable (the cache's relaxation: it becomes
 // durable no later than any operation on its key, or on a key whose window contains it).
 //
@@ -58,21 +60,27 @@ inline bool cas_link(link& l, std::uintptr_t expected, std::uintptr_t desired) n
     }
 }
 
-// Up to N links an operation depends on: add() writes back each one still unpersisted;
-// finish() fences once (if anything was written back) and clears their bits.
+// The links an operation depends on: add() writes back each one still unpersisted (when
+// more than N are pending, the first N are finished first); finish() fences once (if anything
+// was written back) and clears their bits; fenced() clears them after a pfence the caller
+// issued itself after the add()s.
 template <std::size_t N>
 class flush_batch {
 public:
     void add(link* l) noexcept {
-        if (!l || n_ == N) return;
+        if (!l) return;
         const auto v = l->load(std::memory_order_acquire);
         if (!(v & unpersisted_bit)) return;
+        if (n_ == N) finish();
         pmem::pwb(l);
         items_[n_++] = {l, v};
     }
     void finish() noexcept {
         if (n_ == 0) return;
         pmem::pfence();
+        fenced();
+    }
+    void fenced() noexcept {
         for (std::size_t i = 0; i < n_; ++i) {
             auto v = items_[i].value;
             items_[i].at->compare_exchange_strong(v, v & ~unpersisted_bit, std::memory_order_acq_rel,
@@ -80,6 +88,7 @@ public:
         }
         n_ = 0;
     }
+    bool empty() const noexcept { return n_ == 0; }
 
 private:
     struct item {

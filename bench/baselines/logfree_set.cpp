@@ -10,7 +10,8 @@ namespace ferrite::bench::logfree {
 logfree_set::logfree_set(const options& o)
     : arena_(o.pool_dir, o.threads,
              std::bit_ceil(std::max<std::uint64_t>(o.buckets, 1)) * sizeof(link) +
-                 (o.expected_nodes + o.expected_nodes / 4) * sizeof(node)),
+                 (o.expected_nodes + o.expected_nodes / 4) * sizeof(node),
+             o.segment_bytes),
       mask_(std::bit_ceil(std::max<std::uint64_t>(o.buckets, 1)) - 1),
       use_cache_(o.use_link_cache) {
     const auto n = mask_ + 1;
@@ -43,28 +44,25 @@ bool logfree_set::change(std::uint64_t h, link& l, std::uintptr_t expected, std:
     return use_cache_ ? cache_.park_link(h, l, expected, desired) : link_and_persist(l, expected, desired);
 }
 
-void logfree_set::settle(std::uint64_t h, link* left, node* right) {
-    flush_batch<2> b;
-    b.add(left);
-    if (right) b.add(&right->next);
-    b.finish();
-    if (use_cache_) cache_.settle(h);
-}
-
-logfree_set::window logfree_set::find(std::uint64_t key, std::uint64_t h) {
+logfree_set::window logfree_set::find(std::uint64_t key, std::uint64_t h, path_batch& path) {
 retry:
+    path.finish();  // what an abandoned traversal wrote back is made durable, not forgotten
     link* left = &head(h);
     for (;;) {
         const auto lv = left->load(std::memory_order_acquire);
         if (lv & deleted_bit) goto retry;  // left's node was removed meanwhile
+        if (lv & unpersisted_bit) path.add(left);
         node* right = ptr(lv);
         if (!right) return {left, lv, nullptr};
         const auto rv = right->next.load(std::memory_order_acquire);
-        if (rv & deleted_bit) {  // unlink the marked node, then look at left again
+        if (rv & deleted_bit) {  // unlink the marked node, then read left again
             if (!change(mix(right->key), *left, lv, rv & ~flag_bits)) goto retry;
             continue;
         }
-        if (right->key >= key) return {left, lv, right};
+        if (right->key >= key) {
+            if (rv & unpersisted_bit) path.add(&right->next);
+            return {left, lv, right};
+        }
         left = &right->next;
     }
 }
@@ -72,49 +70,68 @@ retry:
 bool logfree_set::insert(unsigned tid, std::uint64_t key, std::uint64_t value) {
     const auto h = mix(key);
     node* x = nullptr;
+    path_batch path;
     for (;;) {
-        const window w = find(key, h);
+        const window w = find(key, h, path);
         if (w.right && w.right->key == key) {
-            settle(h, w.left, w.right);
+            path.finish();
+            if (use_cache_) cache_.settle(h);
             return false;  // x, if allocated, is never linked (no reclamation)
         }
         if (!x) x = new (arena_.allocate(tid)) node{key, value, link(0)};
         x->next.store(word(w.right), std::memory_order_relaxed);
         pmem::pwb(x);
-        pmem::pfence();  // the node is durable before any link to it can be
+        pmem::pfence();  // the node, and the path to it, are durable before the link is
+        path.fenced();
         if (change(h, *w.left, w.left_value, word(x))) return true;
     }
 }
 
 bool logfree_set::erase(std::uint64_t key) {
     const auto h = mix(key);
+    path_batch path;
     for (;;) {
-        const window w = find(key, h);
+        const window w = find(key, h, path);
         if (!w.right || w.right->key != key) {
-            settle(h, w.left, w.right);
+            path.finish();
+            if (use_cache_) cache_.settle(h);
             return false;
         }
         const auto rv = w.right->next.load(std::memory_order_acquire);
         if (rv & deleted_bit) continue;
         if (!change(h, w.right->next, rv, (rv & ~flag_bits) | deleted_bit)) continue;
-        // Logically removed: unlink it now, or let find() do it.
-        if (!change(h, *w.left, w.left_value, rv & ~flag_bits)) (void)find(key, h);
+        path.finish();
+        // Logically removed: unlink it now, or let a traversal do it.
+        if (!change(h, *w.left, w.left_value, rv & ~flag_bits)) {
+            (void)find(key, h, path);
+            path.finish();
+        }
         return true;
     }
 }
 
 std::optional<std::uint64_t> logfree_set::get(std::uint64_t key) {
     const auto h = mix(key);
+    path_batch path;
     link* left = &head(h);
-    node* cur = ptr(left->load(std::memory_order_acquire));
-    while (cur && cur->key < key) {
+    for (;;) {
+        const auto lv = left->load(std::memory_order_acquire);
+        if (lv & unpersisted_bit) path.add(left);
+        node* cur = ptr(lv);
+        if (!cur || cur->key > key) break;
+        if (cur->key == key) {
+            const auto cv = cur->next.load(std::memory_order_acquire);
+            if (cv & unpersisted_bit) path.add(&cur->next);
+            path.finish();
+            if (use_cache_) cache_.settle(h);
+            if (cv & deleted_bit) return std::nullopt;
+            return cur->value;
+        }
         left = &cur->next;
-        cur = ptr(left->load(std::memory_order_acquire));
     }
-    std::optional<std::uint64_t> r;
-    if (cur && cur->key == key && !(cur->next.load(std::memory_order_acquire) & deleted_bit)) r = cur->value;
-    settle(h, left, cur);
-    return r;
+    path.finish();
+    if (use_cache_) cache_.settle(h);
+    return std::nullopt;
 }
 
 std::uint64_t logfree_set::size() const {

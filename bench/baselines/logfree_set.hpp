@@ -12,10 +12,12 @@
 //     the link is CASed with an "unpersisted" bit and written back, now or in a batch);
 //   * find(key) is Harris's traversal: it unlinks the marked nodes it meets (each unlink is a
 //     link change as above) and returns the window (left link, right node);
-//   * before any operation returns, the links its answer depends on are durable: the window's
-//     two links (left link, right node's next) are written back if they carry the unpersisted
-//     bit (one pfence for both), and the link cache is settled for the key (parked links of
-//     its hash written back). contains is wait-free (no unlinking), as in the paper.
+//   * no operation depends on a link that is not durable: every link a traversal passes
+//     that still carries the unpersisted bit (and the found node's own next) is written back
+//     (one pwb each, one pfence for all, then the bits are cleared; an insert's node pfence
+//     covers them), and, with the cache, the cache is settled for the key before the
+//     operation returns (its parked links written back). contains/get are wait-free (no
+//     unlinking), as in the paper.
 // Hash set: a fixed array of such lists (heads are link words in the pool), bucket =
 // splitmix64(key) masked to the bucket count, which the subject chooses from --keys for load
 // factor 1 as in the paper (no resizing: the log-free hash table is fixed-size).
@@ -27,7 +29,8 @@
 //   with the cache (the default, as in the paper's evaluation): successful insert 1/1 (the
 //     node) plus its share of a batch write-back (<= 1 pwb per parked link, 1 pfence per
 //     batch of up to 6); remove 0/0 plus its share of the batches; any operation on a key
-//     with parked links, or whose window holds an unpersisted link, writes them back.
+//     with parked links, or whose path passes an unpersisted link, writes them back (one
+//     pfence in all).
 //
 // What differs from the paper / the authors' library:
 //   * no NV-epochs and no reclamation: nodes come from a scratch arena (scratch_arena.hpp,
@@ -36,8 +39,10 @@
 //     baseline slightly (no allocator or epoch cost) and rules out ABA on links.
 //   * no recovery: the benchmark never reopens a structure (a restart would unlink marked
 //     nodes and free unreachable slots of the active areas; milliseconds in the paper).
-//   * the parked link keeps its unpersisted bit (see link_cache.hpp), so every thread that
-//     depends on it helps; the authors clear the mark at once and rely on the table only.
+//   * the parked link keeps its unpersisted bit (see link_cache.hpp), so every thread whose
+//     path passes it helps; the authors clear the mark at once and rely on the table only,
+//     and flush only the last two links of a search (a key found behind a node whose own
+//     link is still parked could then be lost by a crash after contains returned true).
 //   * keys and values are 8-byte integers (the benchmark's vocabulary).
 // Persistence goes through ferrite/pmem/primitives.hpp only, so `ferrite bench` counts it.
 #pragma once
@@ -76,6 +81,7 @@ public:
         unsigned threads = 1;           // thread ids 0..threads-1 may insert
         std::uint64_t expected_nodes = 0;  // sizes the first pool segment
         std::filesystem::path pool_dir;    // empty: /dev/shm
+        std::uint64_t segment_bytes = scratch_arena::min_segment_bytes;  // later pool segments
     };
 
     explicit logfree_set(const options& o);
@@ -92,6 +98,7 @@ public:
     bool contains(std::uint64_t key) { return get(key).has_value(); }
 
     std::uint64_t bucket_count() const noexcept { return mask_ + 1; }
+    std::size_t pool_segments() const { return arena_.segments(); }
 
     // For tests (quiescent structure only): members in order per bucket, links still carrying
     // the unpersisted bit (reachable ones, heads included), links parked in the cache.
@@ -114,9 +121,10 @@ private:
     static std::uintptr_t word(const node* n) noexcept { return reinterpret_cast<std::uintptr_t>(n); }
 
     link& head(std::uint64_t h) const noexcept { return heads_[h & mask_]; }
-    window find(std::uint64_t key, std::uint64_t h);
+    using path_batch = flush_batch<8>;
+    // Harris's search; unpersisted links it passes are written back into `path`.
+    window find(std::uint64_t key, std::uint64_t h, path_batch& path);
     bool change(std::uint64_t h, link& l, std::uintptr_t expected, std::uintptr_t desired);
-    void settle(std::uint64_t h, link* left, node* right);
 
     scratch_arena arena_;
     std::uint64_t mask_ = 0;
