@@ -5,7 +5,7 @@
 // NV-epochs, a persistent allocator whose recovery finds leaked nodes. The benchmark never
 // recovers, so this arena is the simplest thing that puts the nodes in a pool file like every
 // other persistent subject: a segment is a pmem::pool (ferrite/pmem/pool.hpp) whose root is
-// one large byte area; allocate_shared() takes 64-byte aligned blocks from it under a mutex
+// one large byte area, sized for what the structure expects; allocate_shared() takes 64-byte aligned blocks from it under a mutex
 // (setup: the hash buckets), allocate(tid) hands out 64-byte slots from the calling thread's
 // chunk (64 KiB, taken from the segment with one fetch_add). When a segment is used up a new
 // one is created (64 MiB unless told otherwise), so a long run never fails
@@ -38,13 +38,14 @@ public:
     static constexpr std::uint64_t min_segment_bytes = 64 << 20;
 
     // `threads` = the thread ids allocate() accepts (0..threads-1); first_bytes = the data
-    // area of the first segment; later segments have segment_bytes (tests make it small).
-    // Both are rounded up to a multiple of chunk_bytes, at least segment_bytes.
+    // area of the first segment (at least 1 MiB or segment_bytes if smaller: creating a pool
+    // costs about its size, so a small structure gets a small file); later segments have segment_bytes (tests make it
+    // small). Both are rounded up to a multiple of chunk_bytes.
     scratch_arena(std::filesystem::path dir, unsigned threads, std::uint64_t first_bytes,
                   std::uint64_t segment_bytes = min_segment_bytes)
         : dir_(dir.empty() ? std::filesystem::path("/dev/shm") : std::move(dir)), cursors_(threads) {
         segment_bytes_ = round_up(std::max<std::uint64_t>(segment_bytes, 1), chunk_bytes);
-        const auto first = round_up(std::max(first_bytes, segment_bytes_), chunk_bytes);
+        const auto first = round_up(std::max(first_bytes, std::min<std::uint64_t>(segment_bytes_, 1 << 20)), chunk_bytes);
         cur_.store(add_segment(first), std::memory_order_release);
     }
     ~scratch_arena() {
