@@ -7,6 +7,7 @@
 
 #include "ferrite/containers/dfc_kinds.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
+#include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/containers/vector_kind.hpp"
 
 namespace ferrite::containers {
@@ -20,6 +21,8 @@ const kind_ops* const kinds[] = {
     &stack_kind,      // 5
     &queue_kind,      // 6
     &deque_kind,      // 7
+    &durable_set_kind,  // 8
+    &durable_map_kind,  // 9
 };
 
 }  // namespace

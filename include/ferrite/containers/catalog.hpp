@@ -17,7 +17,7 @@
 //
 // Built on alloc::name_directory (its layout and crash argument) and the kind registry
 // (object_kinds.hpp): open<T> works for every type with a named_kind (vector_kind.hpp,
-// pfc_kinds.hpp, dfc_kinds.hpp, and each new family's), and everything done without the
+// pfc_kinds.hpp, dfc_kinds.hpp, sets_kind.hpp, and each new family's), and everything done without the
 // element type (list, validate, check_objects, recover) goes through the entry's registered
 // kind_ops. Opening a name with another kind or element type (size, alignment and type tag:
 // containers/type_tag.hpp) throws pool_error(type_mismatch) naming what the pool holds;
@@ -54,6 +54,7 @@
 #include "ferrite/containers/dfc_kinds.hpp"
 #include "ferrite/containers/object_kinds.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
+#include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/containers/type_tag.hpp"
 #include "ferrite/containers/vector_kind.hpp"
 
@@ -147,6 +148,17 @@ public:
     std::shared_ptr<dfc_deque<T>> open_dfc_deque(std::string_view name, unsigned threads,
                                                  std::uint64_t initial_nodes = 4096, combining::dfc_options o = {}) {
         return open<dfc_deque<T>>(name, threads, initial_nodes, std::move(o));
+    }
+    // The durable hash map or set named `name` (containers/durable_map.hpp; SOFT unless
+    // Algorithm is use_link_free; `o.layout` list for a sorted list). Every open rebuilds its
+    // volatile index from the durable areas (o.recovery_threads threads).
+    template <class K, class V, class Algorithm = use_soft>
+    std::shared_ptr<durable_map<K, V, Algorithm>> open_map(std::string_view name, durable_set_options o = {}) {
+        return open<durable_map<K, V, Algorithm>>(name, o);
+    }
+    template <class K, class Algorithm = use_soft>
+    std::shared_ptr<durable_set<K, Algorithm>> open_set(std::string_view name, durable_set_options o = {}) {
+        return open<durable_set<K, Algorithm>>(name, o);
     }
 
     // Every named object, in catalog order.
