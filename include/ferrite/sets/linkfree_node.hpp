@@ -83,17 +83,19 @@ struct alignas(node_size) linkfree_node {
     // FLUSH_INSERT / FLUSH_DELETE (L170-172): write the line back and fence, once. A flag is
     // set only after the fence, by a thread that saw the state it stands for (valid, or
     // marked) before its write-back, so a set flag means that state is durable.
-    void flush_insert() noexcept {
+    // The write-back carries the caller's location, so that flush mutation testing switches
+    // off each caller's write-back on its own (the fence is one site for all of them).
+    void flush_insert(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(insert_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
-        pmem::pwb(this);
+        pmem::pwb(this, where);
         pmem::pfence();
         flag.store(1, std::memory_order_release);
     }
-    void flush_delete() noexcept {
+    void flush_delete(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(delete_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
-        pmem::pwb(this);
+        pmem::pwb(this, where);
         pmem::pfence();
         flag.store(1, std::memory_order_release);
     }
