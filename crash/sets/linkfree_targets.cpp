@@ -3,7 +3,8 @@
 //
 // Pool: the root holds the set's anchor line, then a buddy heap the node store's areas grow
 // into (4 KiB areas: each thread's first insert grows one, so growth is crashed too).
-// Workload: 3 threads by default, 40 operations each, on a small key range (16 keys for the
+// Workload: 3 threads by default, 200 operations each (enough for the epoch domain to reclaim
+// unlinked nodes and for inserts to reuse their slots mid-run), on a small key range (16 keys for the
 // list, 24 for the hash; three in four operations on two hot keys) so that operations collide:
 // inserts, erases and contains drawn from (seed, tid, i). Each operation takes an invocation and a return stamp from one global
 // counter and records its response before progress.end(). The hash set starts with one
@@ -209,7 +210,7 @@ public:
         return (4096 + linkfree_workload::root_bytes() + 4096 + 4095) / 4096 * 4096;
     }
     unsigned default_threads() const override { return 3; }
-    std::uint64_t default_ops_per_thread() const override { return 40; }
+    std::uint64_t default_ops_per_thread() const override { return 200; }
     // Its own code: the heap's and the node store's sites are their targets' to kill.
     std::vector<std::string> mutation_scope() const override {
         return {"include/ferrite/sets/linkfree_", "src/sets/linkfree_"};

@@ -11,7 +11,7 @@
 // returned operation its response from the sequential set (insert: true iff absent; erase:
 // true iff present; contains: present), starts from the set's state at creation and ends
 // in the recovered membership of k. The search is a depth-first walk over (operations
-// placed, present?) with a memo; keys have a handful of operations each.
+// placed, present?) with a memo; real time leaves at most one candidate per thread.
 #pragma once
 
 #include <cstdint>
@@ -44,24 +44,25 @@ inline constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max()
 // Empty if some linearization explains `recovered` (k's membership after recovery).
 inline std::string check_key(const std::vector<key_op>& ops, bool initially, bool recovered) {
     const std::size_t n = ops.size();
-    if (n > 62) return "too many operations on one key for the checker (" + std::to_string(n) + ")";
-    std::uint64_t must = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        if (ops[i].returned) must |= std::uint64_t{1} << i;
-    std::set<std::pair<std::uint64_t, bool>> seen;
-    // Iterative DFS over (placed mask, present).
-    std::vector<std::pair<std::uint64_t, bool>> stack{{0, initially}};
+    // DFS over (operations placed, present?) with a memo. Real time keeps the frontier as
+    // narrow as the number of threads, so the states stay few even for long histories.
+    using state = std::pair<std::vector<bool>, bool>;
+    std::set<state> seen;
+    std::vector<state> stack{{std::vector<bool>(n, false), initially}};
     while (!stack.empty()) {
-        const auto [mask, present] = stack.back();
+        auto [placed, present] = std::move(stack.back());
         stack.pop_back();
-        if (!seen.insert({mask, present}).second) continue;
-        if ((mask & must) == must && present == recovered) return {};
-        // Candidates: unplaced operations that no unplaced operation precedes in real time.
-        std::uint64_t first_return = never;
-        for (std::size_t i = 0; i < n; ++i)
-            if (!(mask >> i & 1) && ops[i].completed < first_return) first_return = ops[i].completed;
+        if (!seen.insert({placed, present}).second) continue;
+        bool all_returned_placed = true;
+        std::uint64_t first_return = never;  // earliest return among unplaced operations
         for (std::size_t i = 0; i < n; ++i) {
-            if (mask >> i & 1) continue;
+            if (placed[i]) continue;
+            if (ops[i].returned) all_returned_placed = false;
+            if (ops[i].completed < first_return) first_return = ops[i].completed;
+        }
+        if (all_returned_placed && present == recovered) return {};
+        for (std::size_t i = 0; i < n; ++i) {
+            if (placed[i]) continue;
             const auto& o = ops[i];
             if (o.invoked > first_return) continue;  // an unplaced operation returned before it began
             bool response = false, after = present;
@@ -71,14 +72,19 @@ inline std::string check_key(const std::vector<key_op>& ops, bool initially, boo
                 case set_op::contains: response = present; break;
             }
             if (o.returned && o.response != response) continue;
-            stack.push_back({mask | std::uint64_t{1} << i, after});
+            auto next = placed;
+            next[i] = true;
+            stack.push_back({std::move(next), after});
         }
     }
     std::string text;
-    for (const auto& o : ops)
+    if (ops.size() > 24) text = " ... (" + std::to_string(ops.size() - 24) + " earlier)";
+    for (std::size_t i = ops.size() > 24 ? ops.size() - 24 : 0; i < ops.size(); ++i) {
+        const auto& o = ops[i];
         text += std::string(" t") + std::to_string(o.tid) + "#" + std::to_string(o.index) + " " + to_string(o.op) +
                 (o.returned ? (o.response ? "=true" : "=false") : "=pending") + "[" + std::to_string(o.invoked) + "," +
                 (o.completed == never ? std::string("-") : std::to_string(o.completed)) + "]";
+    }
     return std::string("recovered ") + (recovered ? "present" : "absent") + ", which no linearization of" + text +
            " explains";
 }
