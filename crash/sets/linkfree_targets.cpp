@@ -31,7 +31,7 @@
 #include "ferrite/sim/rng.hpp"
 #include "ferrite/sim/target.hpp"
 #include "set_history.hpp"
-#include "targets.hpp"
+#include "sets_targets.hpp"
 
 namespace ferrite::crash {
 namespace {
@@ -226,7 +226,7 @@ private:
 
 }  // namespace
 
-void register_linkfree_targets(sim::target_registry& r) {
+void sets_targets::register_linkfree_targets(sim::target_registry& r) {
     r.add(std::make_unique<linkfree_target>(
         "linkfree-list", "link-free durable set, list layout (sets/linkfree_table.hpp): insert/erase/contains",
         sets::layout::list));
