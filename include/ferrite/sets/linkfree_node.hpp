@@ -101,12 +101,14 @@ struct alignas(node_size) linkfree_node {
     }
 
     // Allocation (L231-236, before the link): the node is valid (free or blank) and
-    // unreachable. flipV1 makes it invalid first; the release fence keeps the compiler from
-    // moving the other stores of this line above it (the hardware keeps one line's stores in
-    // order on their way to the media).
+    // unreachable. flipV1 makes it invalid first; the paper's release fence (L235) is there
+    // to keep the compiler from moving the other stores of this line above it, which a
+    // compiler barrier does (x86 keeps one core's stores in order, and one line's stores
+    // reach the media in that order); other threads see the node only through the release
+    // CAS that links it.
     void prepare_insert(std::uint64_t so, const K& k, const V& v, linkfree_node* succ) noexcept {
         a_v1().store(static_cast<std::uint8_t>(a_v1().load(std::memory_order_relaxed) ^ 1U), std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
         std::atomic_ref<std::uint8_t>(insert_flushed).store(0, std::memory_order_relaxed);
         std::atomic_ref<std::uint8_t>(delete_flushed).store(0, std::memory_order_relaxed);
         so_key = so;
