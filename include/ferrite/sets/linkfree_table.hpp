@@ -85,7 +85,7 @@ public:
 
     struct options {
         unsigned recovery_threads = 0;          // 0: hardware concurrency
-        std::uint32_t area_bytes = 64 * 1024;   // node store areas (power of two, >= 4 KiB)
+        std::uint32_t area_bytes = 64 * 1024;   // create: node store areas (power of two, >= 4 KiB)
         std::uint64_t growth_check_interval = 64;  // hash: inserts of a stripe between load checks
     };
 
@@ -111,6 +111,8 @@ public:
     static linkfree_table open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
                                layout l, options o = {}) {
         require_layout(l);
+        // The area size is the creator's choice, not part of the type: take the recorded one.
+        o.area_bytes = node_store::recorded_shape(pool, heap, anchor).area_bytes;
         auto store = node_store::open(pool, heap, anchor, shape_for(l, o));
         auto s = std::make_unique<state>(std::move(store), l, o);
         rebuild(*s, o.recovery_threads);

@@ -258,6 +258,8 @@ TEST_P(LinkfreeTable, OpeningAsAnotherShapeIsATypeMismatch) {
     EXPECT_THROW((void)restart<map_table>(GetParam()), pool_error);
     EXPECT_THROW((void)map_table::validate(*pool_, *heap_, anchor()), pool_error);
     EXPECT_FALSE(set_table::validate(*pool_, *heap_, anchor()).empty());
+    EXPECT_EQ(members(restart<set_table>(GetParam(), set_table::options{})), std::set<u64>{1})
+        << "the area size is the recorded one, whatever the options say";
     EXPECT_THROW((void)set_table::open(*pool_, *heap_, anchor(), static_cast<layout>(9)), usage_error);
 }
 
