@@ -228,6 +228,7 @@ TEST_P(LinkfreeTable, ValidityBitsOtherThanZeroOrOneAreRefusedAndNothingIsWritte
     lines_with_key(tag + 17).front()[1] = std::byte{7};
     recover_all<set_table>();
     const auto image = bytes();
+    EXPECT_THROW((void)set_table::validate(*pool_, *heap_, anchor()), damaged_pool);
     try {
         (void)set_table::open(*pool_, *heap_, anchor(), GetParam(), small());
         FAIL() << "opened a set whose node has validity bit 7";
@@ -247,6 +248,7 @@ TEST_P(LinkfreeTable, TwoMembersWithOneKeyAreRefusedAndNothingIsWritten) {
     std::memcpy(victim, lines_with_key(tag + 41).front(), 64);  // a second valid unmarked key 41
     recover_all<set_table>();
     const auto image = bytes();
+    EXPECT_THROW((void)set_table::validate(*pool_, *heap_, anchor()), damaged_pool);
     EXPECT_THROW((void)set_table::open(*pool_, *heap_, anchor(), GetParam(), small()), damaged_pool);
     EXPECT_TRUE(bytes() == image);
 }
