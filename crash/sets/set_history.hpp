@@ -13,15 +13,18 @@
 // in the recovered membership of k. The search is a depth-first walk over (operations
 // placed, present?) with a memo: the returned operations in invocation order as a placed
 // prefix plus a window of 64, the pending ones as a mask; real time leaves at most one
-// candidate per thread, so the walk is about linear in the history.
+// candidate per thread, so the walk is about linear in the history. Where an operation was
+// held up while others ran more than 64 on its key (random moments), the walk is repeated
+// over bit vectors of the whole history.
 #pragma once
 
-#include <cstdint>
-#include <limits>
 #include <algorithm>
+#include <cstdint>
 #include <functional>
-#include <unordered_set>
+#include <limits>
+#include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -45,13 +48,57 @@ struct key_op {
 
 inline constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
 
-// Empty if some linearization explains `recovered` (k's membership after recovery).
-inline std::string check_key(const std::vector<key_op>& ops, bool initially, bool recovered) {
+// Any history: the placed set as a bit vector (O(n) a state).
+inline bool explained_general(const std::vector<key_op>& ops, bool initially, bool recovered) {
+    const std::size_t n = ops.size();
+    // DFS over (operations placed, present?) with a memo. Real time keeps the frontier as
+    // narrow as the number of threads, so the states stay few even for long histories.
+    using state = std::pair<std::vector<bool>, bool>;
+    std::set<state> seen;
+    std::vector<state> stack{{std::vector<bool>(n, false), initially}};
+    while (!stack.empty()) {
+        auto [placed, present] = std::move(stack.back());
+        stack.pop_back();
+        if (!seen.insert({placed, present}).second) continue;
+        bool all_returned_placed = true;
+        std::uint64_t first_return = never;  // earliest return among unplaced operations
+        for (std::size_t i = 0; i < n; ++i) {
+            if (placed[i]) continue;
+            if (ops[i].returned) all_returned_placed = false;
+            if (ops[i].completed < first_return) first_return = ops[i].completed;
+        }
+        if (all_returned_placed && present == recovered) return true;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (placed[i]) continue;
+            const auto& o = ops[i];
+            if (o.invoked > first_return) continue;  // an unplaced operation returned before it began
+            bool response = false, after = present;
+            switch (o.op) {
+                case set_op::insert: response = !present; after = true; break;
+                case set_op::erase: response = present; after = false; break;
+                case set_op::contains: response = present; break;
+            }
+            if (o.returned && o.response != response) continue;
+            auto next = placed;
+            next[i] = true;
+            stack.push_back({std::move(next), after});
+        }
+    }
+    return false;
+}
+
+// The usual history: returned operations in invocation order as a placed prefix plus a
+// window of 64. `overflow` says the window was too small for some state (an operation that
+// a thread held up while others ran 64 more on the key: random moments do that).
+inline bool explained_windowed(const std::vector<key_op>& ops, bool initially, bool recovered, bool& overflow) {
     // Returned operations sorted by invocation, pending ones apart (at most one per thread).
     std::vector<const key_op*> done, pending;
     for (const auto& o : ops) (o.returned ? done : pending).push_back(&o);
     std::sort(done.begin(), done.end(), [](const key_op* a, const key_op* b) { return a->invoked < b->invoked; });
-    if (pending.size() > 16) return "more than 16 pending operations on one key";
+    if (pending.size() > 16) {
+        overflow = true;
+        return false;
+    }
     const std::size_t n = done.size();
     std::vector<std::uint64_t> suffix_min(n + 1, never);  // earliest return among done[j..]
     for (std::size_t j = n; j-- > 0;) suffix_min[j] = std::min(suffix_min[j + 1], done[j]->completed);
@@ -81,8 +128,7 @@ inline std::string check_key(const std::vector<key_op>& ops, bool initially, boo
         }
         return present;
     };
-    bool window_full = false;
-    while (!stack.empty()) {
+        while (!stack.empty()) {
         state st = stack.back();
         stack.pop_back();
         while (st.window & 1) {  // slide past the placed prefix
@@ -90,7 +136,7 @@ inline std::string check_key(const std::vector<key_op>& ops, bool initially, boo
             ++st.first;
         }
         if (!seen.insert(st).second) continue;
-        if (st.first == n && st.present == recovered) return {};
+        if (st.first == n && st.present == recovered) return true;
         std::uint64_t first_return = suffix_min[std::min<std::uint64_t>(n, st.first + 64)];
         for (std::uint64_t i = 0; i < 64 && st.first + i < n; ++i)
             if (!(st.window >> i & 1)) first_return = std::min(first_return, done[st.first + i]->completed);
@@ -103,7 +149,7 @@ inline std::string check_key(const std::vector<key_op>& ops, bool initially, boo
             if (response != o.response) continue;
             stack.push_back({st.first, st.window | std::uint64_t{1} << i, st.pend, after});
         }
-        if (st.first + 64 < n && done[st.first + 64]->invoked <= first_return) window_full = true;
+        if (st.first + 64 < n && done[st.first + 64]->invoked <= first_return) overflow = true;
         for (std::size_t j = 0; j < pending.size(); ++j) {
             if (st.pend >> j & 1) continue;
             if (pending[j]->invoked > first_return) continue;
@@ -112,7 +158,14 @@ inline std::string check_key(const std::vector<key_op>& ops, bool initially, boo
             stack.push_back({st.first, st.window, st.pend | 1u << j, after});
         }
     }
-    if (window_full) return "the checker's window of 64 concurrent operations on one key overflowed";
+    return false;
+}
+
+// Empty if some linearization explains `recovered` (k's membership after recovery).
+inline std::string check_key(const std::vector<key_op>& ops, bool initially, bool recovered) {
+    bool overflow = false;
+    if (explained_windowed(ops, initially, recovered, overflow)) return {};
+    if (overflow && explained_general(ops, initially, recovered)) return {};
     std::string text;
     if (ops.size() > 24) text = " ... (" + std::to_string(ops.size() - 24) + " earlier)";
     for (std::size_t i = ops.size() > 24 ? ops.size() - 24 : 0; i < ops.size(); ++i) {
