@@ -1,9 +1,9 @@
 // ferrite/sets/linkfree_table.hpp: the link-free durable set / map (ordered list or
 // split-ordered hash set), its API, creation, validation and O(n) recovery.
 //
-// Paper: durable sets (Zuriel et al., OOPSLA 2019): the link-free list (section 3, L148-304,
+// Paper: [SETS] (docs/references.md): the link-free list (section 3, L140-304,
 // the algorithm in linkfree_list.hpp), the hash set as buckets of link-free lists (L140),
-// durable areas and recovery (L292-304, L567-587).
+// durable areas and recovery (L298-304, L567-587).
 //
 //   auto t = linkfree_table<std::uint64_t>::create(pool, heap, anchor, layout::hash);
 //   // the caller persists `anchor` (pwb + pfence): its commit point, as for every structure
@@ -20,10 +20,11 @@
 // What differs from the paper:
 //   * the hash set grows (split ordering) instead of a fixed bucket array;
 //   * recovery is O(n) and parallel instead of one insertion from the head per member
-//     (O(n^2) for one long list): the areas are scanned in parallel (members = valid and
-//     unmarked), the members are bucketed by counting sort on their recomputed so-keys and
-//     each bucket's few nodes sorted (the list layout: one bucket, an O(n log n) sort), then
-//     sentinels and members are linked in one pass, without a traversal;
+//     (O(n^2) for one long list, [SETS] defect #3): the areas are scanned in parallel
+//     (members = valid and unmarked), the members are bucketed by counting sort on their
+//     recomputed so-keys and each bucket's few nodes sorted (the list layout: one bucket,
+//     an O(n log n) sort), then sentinels and members are linked in one pass, without a
+//     traversal;
 //   * nothing read from the media is trusted (below);
 //   * no insert_or_assign. Replacing a present node X of the key by a new node Y in one
 //     durable step (one fence) means that a crash may leave Y's line durable and X's not,
