@@ -33,11 +33,13 @@ TEST(SetHistory, APendingOperationMayOrMayNotHaveTakenEffect) {
 
 TEST(SetHistory, RealTimeOrderAndResponsesAreKept) {
     // contains=false returned before the insert began: the insert comes after it.
-    EXPECT_TRUE(check_key({done(set_op::contains, false, 1, 2), done(set_op::insert, true, 3, 4)}, false, true).empty());
+    const auto contains = set_op::contains;
+    const auto insert = set_op::insert;
+    EXPECT_TRUE(check_key({done(contains, false, 1, 2), done(insert, true, 3, 4)}, false, true).empty());
     // contains=true returned before the only insert began: nothing explains it.
-    EXPECT_FALSE(check_key({done(set_op::contains, true, 1, 2), done(set_op::insert, true, 3, 4)}, false, true).empty());
+    EXPECT_FALSE(check_key({done(contains, true, 1, 2), done(insert, true, 3, 4)}, false, true).empty());
     // Overlapping: the contains may go after the insert.
-    EXPECT_TRUE(check_key({done(set_op::contains, true, 1, 4, 1), done(set_op::insert, true, 2, 3)}, false, true).empty());
+    EXPECT_TRUE(check_key({done(contains, true, 1, 4, 1), done(insert, true, 2, 3)}, false, true).empty());
     // Two successful inserts need an erase between them.
     EXPECT_FALSE(check_key({done(set_op::insert, true, 1, 2), done(set_op::insert, true, 3, 4)}, false, true).empty());
 }

@@ -22,7 +22,7 @@
 //   * Sentinels (volatile, so_key even) are never marked and never written back; the hash
 //     set inserts them with insert_sentinel().
 //
-// Crash consistency, flush by flush (the argument of [SETS] section 3, L227-231, L272-274, L298-304):
+// Crash consistency, flush by flush ([SETS] section 3, L227-231, L272-274, L298-304):
 //   insert true   the node is linked while invalid and made valid after the CAS; the one
 //                 pwb + pfence of flush_insert() makes "valid and unmarked" durable before
 //                 the operation returns. A crash before it: invalid (lost, not reported) or
@@ -41,6 +41,17 @@
 //                 the old node).
 // A slot is reused only after its epoch is over: its deletion is durable (trim flushed it)
 // and no thread holds it; prepare_insert() makes it invalid before it gets a new key.
+//
+// Cost: one pwb + pfence per successful insert or remove, none for a failed one or a read
+// whose node's flag is set, at most one for any contains (tests/unit/sets, Counts*). More
+// only when an operation helps another (flushes a node someone else linked or marked).
+//
+// Flush mutation testing (crash targets linkfree-list, linkfree-hash): each caller's
+// write-back is a site of its own (the flush helpers take the caller's location), the two
+// fences one site each; all 7 are killed. Switching off contains' write-back of a deletion
+// is caught by a duplicate member at recovery: it still sets the node's flag, so the
+// remover's trim skips its own write-back, and an insert of the key behind the unlinked
+// node makes a second member once the old mark is lost.
 #pragma once
 
 #include <cstdint>

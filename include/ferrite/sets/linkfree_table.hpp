@@ -214,7 +214,8 @@ public:
         auto& s = *state_;
         auto pinned = s.domain.pin();
         for (node* n = list::ptr(s.head->load_next()); n != nullptr; n = list::ptr(n->load_next()))
-            if (!is_sentinel_so_key(n->so_key) && !n->marked()) f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
+            if (!is_sentinel_so_key(n->so_key) && !n->marked())
+                f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
     }
 
     layout table_layout() const noexcept { return state_->lay; }

@@ -84,7 +84,9 @@ TEST_P(LinkfreeStress, OwnKeysExactSharedKeysConsistentThenRestart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeStress, ::testing::Values(layout::list, layout::hash),
-                         [](const ::testing::TestParamInfo<layout>& p) { return p.param == layout::list ? "list" : "hash"; });
+                         [](const ::testing::TestParamInfo<layout>& p) {
+                             return p.param == layout::list ? "list" : "hash";
+                         });
 
 }  // namespace
 }  // namespace ferrite::sets

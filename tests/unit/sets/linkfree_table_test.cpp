@@ -266,7 +266,9 @@ TEST_P(LinkfreeTable, OpeningAsAnotherShapeIsATypeMismatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeTable, ::testing::Values(layout::list, layout::hash),
-                         [](const ::testing::TestParamInfo<layout>& p) { return p.param == layout::list ? "list" : "hash"; });
+                         [](const ::testing::TestParamInfo<layout>& p) {
+                             return p.param == layout::list ? "list" : "hash";
+                         });
 
 class LinkfreeHash : public testing::LinkfreePool {};
 
