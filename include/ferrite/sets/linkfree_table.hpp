@@ -6,7 +6,7 @@
 // durable areas and recovery (L298-304, L567-587).
 //
 //   auto t = linkfree_table<std::uint64_t>::create(pool, heap, anchor, set_layout::hash);
-//   // the caller persists `anchor` (pwb + pfence): its commit point, as for every structure
+//   // `anchor` (a word in the pool) is the commit point; node_store::create persists it
 //   t.insert(7); t.contains(7); t.erase(7);
 //   // after a restart, between heap.recover() and heap.finish_recovery():
 //   linkfree_table<std::uint64_t>::recover(pool, heap, anchor);
@@ -44,14 +44,14 @@
 //     the link-free map offers insert (absent only), erase, get and contains.
 //
 // Crash consistency: the list's argument (linkfree_list.hpp) for every operation; the node
-// store's for areas (node_store.hpp). create() writes only the node store's header (the
-// anchor is the caller's commit point). open() writes no persistence instruction: every
-// member it finds is durable already (it read it from the media), and what it writes to
-// lines (links, so-keys, flags, dead nodes made "valid and deleted") is volatile state
-// whose loss leaves the same membership: a dead node normalised or not is not a member,
-// and its next user's first store (flipping v1) reaches the media only after the
-// normalising stores of the same line. So open() is restartable and needs no flush; the
-// persistent part of recovery is the node store's (recover()).
+// store's for areas (node_store.hpp). create() is the node store's (its header, then the
+// anchor, written back and fenced: the commit point). open() issues no persistence
+// instruction: every member it finds is durable already (it read it from the media), and
+// what it writes to lines (links, so-keys, flags, dead nodes made "valid and deleted") is
+// volatile state whose loss leaves the same membership: a dead node normalised or not is
+// not a member, and its next user's first store (flipping v1) reaches the media only after
+// the normalising stores of the same line. So open() is restartable and needs no flush;
+// the persistent part of recovery is the node store's (recover()).
 //
 // Validation (never trust the media): open() validates the store (header, areas, shape
 // against K, V, layout and the algorithm) and then every slot before writing anything:
