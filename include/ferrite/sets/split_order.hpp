@@ -56,7 +56,8 @@ struct no_value {
     friend bool operator==(no_value, no_value) noexcept { return true; }
 };
 
-enum class layout : std::uint32_t { list = 1, hash = 2 };
+// (Not "layout": node_store_layout.hpp has a namespace sets::layout.)
+enum class set_layout : std::uint32_t { list = 1, hash = 2 };
 
 // Payload rules common to both algorithms: one node is one 64-byte line holding 24 bytes of
 // the algorithm's own fields, so key + value get 40 bytes.
@@ -147,8 +148,8 @@ struct search_key {
 };
 
 template <class K>
-search_key<K> make_search_key(const K& key, layout l) noexcept {
-    if (l == layout::list) return {list_so_key, &key, 0};
+search_key<K> make_search_key(const K& key, set_layout l) noexcept {
+    if (l == set_layout::list) return {list_so_key, &key, 0};
     const std::uint64_t h = hash_key(key);
     return {regular_so_key(h), &key, h};
 }
@@ -328,12 +329,17 @@ inline std::uint64_t bucket_in_list_order(std::uint64_t i, std::uint64_t buckets
 // one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
 // a traversal from the head. Policy:
 //   std::uint64_t hash(const Node*)            (0 for the list layout)
+//   std::uint64_t so_key(const Node*)
 //   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
 //   Node* make_sentinel(std::uint64_t so_key)  (a new volatile sentinel)
 //   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
-// head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised.
+//   optional: void drop_duplicate(Node* kept, Node* dropped)
+//             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
+//             `dropped` is not linked; without this member duplicates are linked as found)
+// head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
+// and its count to the members linked. Returns that count.
 template <class Node, class Policy>
-void rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
+std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
                            std::uint64_t buckets, Policy& policy) {
     // Counting sort by bucket: O(n + buckets).
     std::vector<std::size_t> start(buckets + 1, 0);
@@ -345,8 +351,8 @@ void rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<
         std::vector<std::size_t> fill(start.begin(), start.end() - 1);
         for (Node* n : members) sorted[fill[policy.hash(n) & mask]++] = n;
     }
-    dir.reset(buckets, static_cast<std::int64_t>(members.size()));
     Node* tail = head;
+    std::size_t linked = 0;
     for (std::uint64_t i = 0; i < buckets; ++i) {
         const std::uint64_t b = bucket_in_list_order(i, buckets);
         if (b != 0) {
@@ -359,11 +365,21 @@ void rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<
         auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
         std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
         for (auto it = first; it != last; ++it) {
+            if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
+                if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
+                    !policy.less(tail, *it) && !policy.less(*it, tail)) {
+                    policy.drop_duplicate(tail, *it);
+                    continue;
+                }
+            }
             policy.link(tail, *it);
             tail = *it;
+            ++linked;
         }
     }
     policy.link(tail, nullptr);
+    dir.reset(buckets, static_cast<std::int64_t>(linked));
+    return linked;
 }
 
 }  // namespace ferrite::sets

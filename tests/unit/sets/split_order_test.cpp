@@ -77,13 +77,13 @@ TEST(SplitOrder, HashSpreadsKeysOfEverySize) {
 
 TEST(SplitOrder, PositionOrdersBySoKeyThenKeyBytes) {
     const std::uint64_t a = 5, b = 6;
-    const auto sa = make_search_key(a, layout::list);
+    const auto sa = make_search_key(a, set_layout::list);
     EXPECT_EQ(sa.so_key, list_so_key);
     EXPECT_EQ(compare_position(list_so_key, &a, sa), 0);
     EXPECT_LT(compare_position<std::uint64_t>(0, nullptr, sa), 0) << "the head precedes every key";
     EXPECT_NE(compare_position(list_so_key, &b, sa), 0);
     EXPECT_EQ(compare_position(list_so_key, &b, sa) < 0, std::memcmp(&b, &a, 8) < 0);
-    const auto ha = make_search_key(a, layout::hash);
+    const auto ha = make_search_key(a, set_layout::hash);
     EXPECT_EQ(ha.hash, hash_key(a));
     EXPECT_EQ(ha.so_key, regular_so_key(hash_key(a)));
     EXPECT_EQ(compare_position(ha.so_key, &a, ha), 0);
@@ -150,7 +150,7 @@ struct tset {
         return [this](tnode* start, std::uint64_t so) { return list.insert(start, so, 0, nullptr); };
     }
     bool insert(std::uint64_t k) {
-        const auto s = make_search_key(k, layout::hash);
+        const auto s = make_search_key(k, set_layout::hash);
         bool inserted = false;
         list.insert(dir.start_for(s.hash, sentinel_inserter()), s.so_key, k, &inserted);
         if (inserted) dir.count(+1);
@@ -158,7 +158,7 @@ struct tset {
     }
     // found by searching from the bucket's sentinel only
     bool contains(std::uint64_t k) {
-        const auto s = make_search_key(k, layout::hash);
+        const auto s = make_search_key(k, set_layout::hash);
         for (tnode* n = dir.start_for(s.hash, sentinel_inserter()); n != nullptr; n = n->next.load()) {
             const int c = tlist::cmp(n, s.so_key, &k);
             if (c == 0) return true;
@@ -252,6 +252,7 @@ TEST(BucketDirectory, ConcurrentInsertsAndInitialisation) {
 
 struct rebuild_policy {
     std::uint64_t hash(const tnode* n) const { return hash_key(n->key); }
+    std::uint64_t so_key(const tnode* n) const { return n->so_key; }
     bool less(const tnode* a, const tnode* b) const {
         return tlist::cmp(a, b->so_key, &b->key) < 0;
     }
@@ -279,7 +280,7 @@ TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
         std::shuffle(members.begin(), members.end(), rng);
         const auto buckets = recovered_bucket_count(n);
         rebuild_policy p;
-        rebuild_split_ordered(t.dir, &t.list.head, members, buckets, p);
+        EXPECT_EQ(rebuild_split_ordered(t.dir, &t.list.head, members, buckets, p), n);
         EXPECT_EQ(t.dir.bucket_count(), buckets);
         EXPECT_EQ(t.dir.size(), n);
         for (std::uint64_t b = 0; b < buckets; ++b) ASSERT_NE(t.dir.sentinel_if_initialised(b), nullptr);
@@ -290,6 +291,34 @@ TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
         for (std::uint64_t k = 200000; k < 200000 + 3 * n + 10; ++k) ASSERT_TRUE(t.insert(k));
         t.check_structure();
     }
+}
+
+struct dedup_policy : rebuild_policy {
+    std::vector<std::pair<tnode*, tnode*>> dropped;
+    void drop_duplicate(tnode* kept, tnode* gone) { dropped.emplace_back(kept, gone); }
+};
+
+TEST(BucketDirectory, RebuildDropsDuplicatesWhenThePolicyAsks) {
+    tset t({true, 1, 2});
+    std::vector<tnode*> members;
+    for (std::uint64_t k = 0; k < 50; ++k)
+        for (int copy = 0; copy < (k % 3 == 0 ? 2 : 1); ++copy) {
+            auto* m = new tnode;
+            m->key = k;
+            m->so_key = regular_so_key(hash_key(k));
+            members.push_back(m);
+        }
+    dedup_policy p;
+    EXPECT_EQ(rebuild_split_ordered(t.dir, &t.list.head, members, 8, p), 50u);
+    EXPECT_EQ(p.dropped.size(), 17u);
+    for (auto [kept, gone] : p.dropped) {
+        EXPECT_EQ(kept->key, gone->key);
+        EXPECT_NE(kept, gone);
+        delete gone;
+    }
+    EXPECT_EQ(t.dir.size(), 50u);
+    t.check_structure();
+    for (std::uint64_t k = 0; k < 50; ++k) EXPECT_TRUE(t.contains(k));
 }
 
 TEST(BucketDirectory, RecoveredBucketCount) {
