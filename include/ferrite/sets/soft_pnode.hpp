@@ -28,7 +28,7 @@
 //
 // Member at recovery iff valid_start == valid_end && deleted != valid_start && !(superseded
 // && the PNode named by superseded_by is complete). A blank slot (all zero) is valid and
-// deleted: not a member. Invalid PNodes are normalised before reuse (soft_recovery.hpp).
+// deleted: not a member. Dead PNodes are normalised before reuse (soft_recovery.hpp).
 #pragma once
 
 #include <atomic>
@@ -160,25 +160,6 @@ inline void supersede(pnode* p, std::uint64_t target) noexcept {
     detail::store64(p->superseded_by, target, std::memory_order_relaxed);
     detail::store8(p->superseded, 1);
     pmem::pwb(p);  // durable at the caller's fence
-}
-
-// Recovery only (quiescent): a dead PNode made "valid and deleted" in its current polarity.
-// Invalid ones need no write-back (the next create stores to the same line after this);
-// valid, not deleted ones (superseded) must be durably deleted before their target can be
-// freed and reused, so they are written back (the caller fences once).
-inline bool normalise_dead(pnode* p) noexcept {
-    const auto f = read_flags(p);
-    if (!f.valid()) {
-        detail::store8(p->valid_end, f.valid_start);
-        detail::store8(p->deleted, f.valid_start);
-        return false;
-    }
-    if (f.deleted != f.valid_start) {
-        detail::store8(p->deleted, f.valid_start);
-        pmem::pwb(p);  // durable at recovery's fence, before any slot is reused
-        return true;
-    }
-    return false;
 }
 
 }  // namespace ferrite::sets::soft

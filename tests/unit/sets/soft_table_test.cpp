@@ -255,7 +255,10 @@ TEST_P(SoftTable, PersistenceCountsPerOperation) {
 INSTANTIATE_TEST_SUITE_P(Layouts, SoftTable, ::testing::Values(set_layout::list, set_layout::hash),
                          [](const ::testing::TestParamInfo<set_layout>& p) { return p.param == set_layout::list ? "list" : "hash"; });
 
-class SoftHash : public soft_pool_test {};
+class SoftHash : public soft_pool_test {
+protected:
+    std::uint64_t heap_bytes() const override { return 16 << 20; }
+};
 
 TEST_F(SoftHash, GrowsFromOneBucketTo100kKeysAndRebuildsAtTheRightSize) {
     auto t = std::make_unique<u64_set>(create<u64_set>(set_layout::hash));
