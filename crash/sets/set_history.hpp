@@ -90,8 +90,14 @@ struct event {
 };
 
 inline std::string describe(const event& e) {
-    return "thread " + std::to_string(e.tid) + " op " + std::to_string(e.index) + " (" + name_of(e.what.kind) + " " +
-           std::to_string(e.what.key) + (e.returned ? "" : ", pending") + ")";
+    std::string s = "thread " + std::to_string(e.tid) + " op " + std::to_string(e.index) + " (" + name_of(e.what.kind) +
+                    " " + std::to_string(e.what.key);
+    if (e.what.kind == op_kind::insert || e.what.kind == op_kind::assign) s += " := " + std::to_string(e.what.value);
+    s += " at " + std::to_string(e.invoked);
+    if (!e.returned) return s + ", pending)";
+    s += ".." + std::to_string(e.returned_at) + " -> ";
+    if (e.what.kind == op_kind::get) return s + (e.got.value ? std::to_string(*e.got.value) : "none") + ")";
+    return s + (e.got.flag ? "true" : "false") + ")";
 }
 
 // Empty if the key's events explain `recovered` (see the header), else why not.

@@ -15,7 +15,7 @@
 //              find out whether they were durable before their slots were reused (a crash
 //              inside recovery cannot: the next recovery redoes them). With --threads 1 the
 //              one thread does both; threads beyond 2 run nothing.
-// 3 threads by default, 40 operations each, each value unique to (thread, operation).
+// 3 threads by default, 100 operations each, each value unique to (thread, operation).
 //
 // Pool: the root holds the anchor word's line, then a buddy heap that the node store's
 // 4 KiB areas grow into. Recovery (restartable; the simulator crashes it too): heap.recover,
@@ -313,7 +313,9 @@ public:
     std::string_view summary() const override { return summary_; }
     std::uint64_t pool_size(const sim::run_config&) const override { return pool_bytes; }
     unsigned default_threads() const override { return spec_.reopen_every != 0 ? 2 : 3; }
-    std::uint64_t default_ops_per_thread() const override { return spec_.reopen_every != 0 ? 80 : 40; }
+    // Long enough that the epoch domain reclaims during a run (it collects every 64 unpins
+    // of a thread), so crashes also hit PNodes reused after a remove or a replacement.
+    std::uint64_t default_ops_per_thread() const override { return spec_.reopen_every != 0 ? 80 : 100; }
     // Its own code (the node store's and the heap's sites are their targets' to kill). The
     // recovery's write-backs matter only for a crash after a recovery and more operations,
     // which only soft-reopen runs, so the other targets answer for the operations' sites.

@@ -104,7 +104,7 @@ struct payload_io {
         std::memcpy(buf, &key, sizeof(K));
         if constexpr (value_bytes != 0)
             std::memcpy(reinterpret_cast<unsigned char*>(buf) + sizeof(K), &value, value_bytes);
-        for (std::size_t i = 0; i < words; ++i) detail::store64(p->payload[i], buf[i]);
+        for (std::size_t i = 0; i < words; ++i) detail::store64(p->payload[i], buf[i], std::memory_order_release);
     }
     static K key(const pnode* p) noexcept {
         std::uint64_t buf[6];
@@ -142,7 +142,9 @@ inline bool prepare(pnode* p) noexcept {
 template <class K, class V>
 void create(pnode* p, const K& key, const V& value, bool polarity) noexcept {
     detail::store8(p->valid_start, detail::bit(polarity), std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    // The payload stores are release stores (the listing's release fence, L7): neither the
+    // compiler nor the CPU moves valid_start after them, so the line's program order, the
+    // order its stores persist in, is valid_start, payload, valid_end.
     payload_io<K, V>::write(p, key, value);
     detail::store8(p->valid_end, detail::bit(polarity));
     pmem::pwb(p);  // this line; durable at the caller's fence
