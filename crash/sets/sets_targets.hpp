@@ -9,5 +9,7 @@ namespace ferrite::crash::sets_targets {
 void register_node_store_target(sim::target_registry&);
 // linkfree-list, linkfree-hash: the link-free durable set (linkfree_targets.cpp).
 void register_linkfree_targets(sim::target_registry&);
+// soft-list, soft-hash, soft-map, soft-reopen: the SOFT tables (soft_targets.cpp).
+void register_soft_targets(sim::target_registry&);
 
 }  // namespace ferrite::crash::sets_targets

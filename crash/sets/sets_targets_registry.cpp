@@ -7,6 +7,7 @@ namespace ferrite::crash {
 void register_sets_targets(sim::target_registry& registry) {
     sets_targets::register_node_store_target(registry);
     sets_targets::register_linkfree_targets(registry);
+    sets_targets::register_soft_targets(registry);
 }
 
 }  // namespace ferrite::crash
