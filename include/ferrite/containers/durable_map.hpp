@@ -63,7 +63,7 @@ using table_for_t = typename table_for<Algorithm, K, V>::type;
 }  // namespace sets
 
 struct durable_set_options {
-    sets::layout layout = sets::layout::hash;  // list: one sorted list (the paper's list; small sets)
+    sets::set_layout layout = sets::set_layout::hash;  // list: one sorted list (the paper's list; small sets)
     unsigned recovery_threads = 0;             // threads that rebuild the index at open (0: all cores)
 };
 
