@@ -10,11 +10,12 @@
 #
 # A cycle starts `run` on the epoch's pool, kills it (SIGKILL) after a random delay and
 # runs `check`. An epoch is 8 cycles on one pool and journal directory; each epoch starts
-# from nothing, and its first delay falls around the pool's creation (0 to 1.5 times the
-# time a first run takes to name its pool, measured first), the others anywhere in a run
-# on the existing pool (0 to 1.25 times a complete run, measured first and followed from
-# the runs that complete), so that most kills land while operations run and some runs
-# complete. Each run's threads (2-4) share FERRITE_MAP_KILL_OPS operations (default 40000).
+# from nothing, and its first delay falls before the pool is named (0 to the time a first
+# run takes to name its pool, measured first and cut by a quarter whenever such a kill
+# found the pool named: a shared machine's load varies), the others anywhere in a run
+# on the existing pool (0 to 1.25 times a complete run, measured first and cut by an
+# eighth whenever a run completed before its delay), so that most kills land while
+# operations run and some runs complete. Each run's threads (2-4) share FERRITE_MAP_KILL_OPS operations (default 40000).
 #
 # Where a kill landed, from the pool and the acknowledgements `check` counts:
 #   before     no pool file: the program had not named its pool
@@ -95,27 +96,26 @@ while { [ "$kills" -lt "$kills_wanted" ] || [ "${count[running]}" -eq 0 ] || [ "
     new_epoch "e$cycle"
   fi
   threads=$((2 + RANDOM % 3)); r=$((((RANDOM << 15) | RANDOM)))
-  if [ $((cycle % epoch_cycles)) -eq 0 ]; then delay=$((r % (name_us * 3 / 2 + 1))); how="a new pool"
+  if [ $((cycle % epoch_cycles)) -eq 0 ]; then delay=$((r % (name_us + 1))); how="a new pool"
   else delay=$((r % (run_us * 5 / 4 + 1))); how="the pool of $((cycle % epoch_cycles)) runs"; fi
   cycle=$((cycle + 1))
-  tick; t0=$now
   start "$threads"
   nap_us "$delay"
   kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null; status=$?
-  tick; took=$((now - t0))
   what="cycle $cycle ($threads threads on $how, killed after ${delay} us)"
   check "$what" || break   # the journals no longer match the pool: later cycles would only repeat it
   new=$((acks - acks_before)); acks_before=$acks
   if [ "$status" -eq 0 ]; then
     outcome=completed
-    [ "$how" != "a new pool" ] && run_us=$(((3 * run_us + took) / 4))   # follow the machine's load
+    [ "$how" != "a new pool" ] && run_us=$((run_us * 7 / 8))   # the machine got faster: aim earlier
   elif [ "$status" -ne 137 ]; then bad "$what: exited $status by itself: $(cat "$dir/out")"; outcome=failed
   elif [ ! -e "$pool" ]; then outcome=before
   elif [ "$new" -eq 0 ]; then outcome=opening
   elif [ "$new" -ge $((threads * (ops_total / threads))) ]; then outcome=closing
   else outcome=running; fi
   [ "$status" -eq 137 ] && kills=$((kills + 1))
+  [ "$how" = "a new pool" ] && [ "$outcome" != before ] && name_us=$((name_us * 3 / 4))
   count[$outcome]=$((${count[$outcome]:-0} + 1))
   [ "${VERBOSE:-0}" = 1 ] && echo "$what: $outcome, $new acknowledged"
 done
