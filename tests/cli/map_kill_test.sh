@@ -15,7 +15,8 @@
 # found the pool named: a shared machine's load varies), the others anywhere in a run
 # on the existing pool (0 to 1.25 times a complete run, measured first and cut by an
 # eighth whenever a run completed before its delay), so that most kills land while
-# operations run and some runs complete. Each run's threads (2-4) share FERRITE_MAP_KILL_OPS operations (default 40000).
+# operations run and some runs complete. Each run's threads (2-4) share
+# FERRITE_MAP_KILL_OPS operations (default 40000).
 #
 # Where a kill landed, from the pool and the acknowledgements `check` counts:
 #   before     no pool file: the program had not named its pool
@@ -31,7 +32,7 @@
 #
 # FERRITE_MAP_KILLS: kills wanted (default 20; docs/crash-testing.md, "Killed map
 # programs", has the full run); FERRITE_MAP_KILL_SEED: the seed of the delays (printed;
-# timings still vary).
+# timings still vary); VERBOSE=1 prints every cycle's outcome.
 # Usage: map_kill_test.sh MAP_KILL_WORKER
 set -u
 worker=$1
@@ -53,8 +54,8 @@ start() {
         --seed "$run_seed" > "$dir/out" 2>&1) &
   pid=$!
 }
-# check WHAT: `check` must pass (returns 1 if not); sets $acks (all acknowledged operations in the journals)
-# and adds the unacknowledged ones it settled to $settled_done / $settled_not_done.
+# check WHAT: `check` must pass (returns 1 if not); sets $acks (the acknowledged operations
+# in the journals) and adds the unacknowledged ones it settled to $settled_(not_)done.
 check() {
   local out status
   out=$("$worker" check "$pool" "$journals" 2>&1); status=$?
@@ -132,7 +133,8 @@ if [ "$failures" -eq 0 ]; then   # after a failed check, the journals no longer 
 fi
 
 # ---- summary ---------------------------------------------------------------------------------
-echo "map_kill: first run names its pool after $((name_us / 1000)) ms; a run of $ops_total operations takes $((run_us / 1000)) ms"
+echo "map_kill: first run names its pool after $((name_us / 1000)) ms;" \
+     "a run of $ops_total operations takes $((run_us / 1000)) ms"
 echo "map_kill: $kills kills in $cycle cycles (seed $seed): before ${count[before]}, opening ${count[opening]}," \
      "running ${count[running]}, closing ${count[closing]}, completed ${count[completed]};" \
      "unacknowledged operations found done $settled_done, not done $settled_not_done"

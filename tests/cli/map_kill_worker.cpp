@@ -239,7 +239,8 @@ thread_model replay(const std::filesystem::path& path, unsigned t) {
     if (keep * sizeof(record) != static_cast<std::size_t>(st.st_size)) {
         std::printf("check: %s: cut a torn last record (%lld bytes kept of %lld)\n", path.c_str(),
                     static_cast<long long>(keep * sizeof(record)), static_cast<long long>(st.st_size));
-        if (::ftruncate(fd, static_cast<off_t>(keep * sizeof(record))) != 0) system_failure("truncate " + path.string());
+        if (::ftruncate(fd, static_cast<off_t>(keep * sizeof(record))) != 0)
+            system_failure("truncate " + path.string());
     }
     ::close(fd);
     rs.resize(keep);
@@ -333,9 +334,9 @@ int check(const std::filesystem::path& pool, const std::filesystem::path& dir) {
             if (m.pending && m.pending->key == key) {
                 auto if_done = expected;
                 (void)apply_op(if_done, *m.pending);
-                const auto what = show(expected) + " (not done) or " + show(if_done) + " (done) after the unacknowledged " +
-                                  op_name(m.pending->op) + " of thread " + std::to_string(m.thread) + " operation " +
-                                  std::to_string(m.pending->seq);
+                const auto what = show(expected) + " (not done) or " + show(if_done) +
+                                  " (done) after the unacknowledged " + op_name(m.pending->op) + " of thread " +
+                                  std::to_string(m.thread) + " operation " + std::to_string(m.pending->seq);
                 if (got != expected && got != if_done) mismatch(key, what, got, "get");
                 if (in_list != got) mismatch(key, show(got) + " as get() says", in_list, "for_each");
                 const bool was_done = got == if_done;
