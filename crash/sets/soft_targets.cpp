@@ -36,12 +36,12 @@
 #include <vector>
 
 #include "ferrite/alloc/buddy_heap.hpp"
-#include "ferrite/pmem/primitives.hpp"
+#include "ferrite/pmem/primitives.hpp"  // wait_hint
 #include "ferrite/sets/soft_table.hpp"
 #include "ferrite/sim/rng.hpp"
 #include "ferrite/sim/target.hpp"
 #include "set_history.hpp"
-#include "targets.hpp"
+#include "sets_targets.hpp"
 
 namespace ferrite::crash {
 namespace {
@@ -64,11 +64,7 @@ public:
     soft_workload(pmem::pool& p, const sim::run_config& c, target_spec spec)
         : config_(c), spec_(spec), pool_(p), progress_(c.threads), records_(c.threads, std::vector<record>(c.ops_per_thread)),
           heap_(alloc::buddy_heap::create(p, heap_offset(p), heap_bytes)) {
-        std::uint64_t& a = anchor(p);
-        auto t = Table::create(p, heap_, a, layout(), options());
-        pmem::pwb(&a);
-        pmem::pfence();  // the anchor: the set's commit point (setup, not under test)
-        table_ = std::make_unique<Table>(std::move(t));
+        table_ = std::make_unique<Table>(Table::create(p, heap_, anchor(p), layout(), options()));
     }
 
     static std::uint64_t& anchor(pmem::pool& p) { return *static_cast<std::uint64_t*>(p.root_bytes(64 + heap_bytes)); }
@@ -334,7 +330,7 @@ private:
 
 }  // namespace
 
-void register_soft_targets(sim::target_registry& r) {
+void sets_targets::register_soft_targets(sim::target_registry& r) {
     using set_t = sets::soft_table<std::uint64_t>;
     using map_t = sets::soft_table<std::uint64_t, std::uint64_t>;
     r.add(std::make_unique<soft_target<set_t>>(
