@@ -45,6 +45,7 @@
 set -u
 ferrite=$1; readme_first_run=$2; named_vectors=$3; exactly_once=$4
 source "$(dirname "$0")/cli_test_lib.sh"
+source "$(dirname "$0")/kill_test_lib.sh"   # nap_us, tick, await_name
 
 kills_wanted=${FERRITE_KILLS:-50}
 seed=${FERRITE_KILL_SEED:-$((($$ ^ ${EPOCHREALTIME/./}) % 32768))}
@@ -54,12 +55,6 @@ printf -v long_name '%255s' ''; long_name=${long_name// /n}
 targets=(readme nv eo cli)
 modes=(tmp hid)
 
-# Sleep for $1 microseconds without a fork: a read that times out on a FIFO nobody writes.
-mkfifo "$dir/nap.fifo"
-exec {nap_fd}<>"$dir/nap.fifo"
-nap_us() { local s; printf -v s '%d.%06d' $(($1 / 1000000)) $(($1 % 1000000)); read -r -t "$s" -u "$nap_fd" _ || true; }
-# $now: microseconds (no fork, unlike $(...)).
-tick() { now=${EPOCHREALTIME/./}; now=$((10#$now)); }
 shopt -s dotglob nullglob   # entries=("$d"/*) is `ls -A` without a fork
 
 # cmd_for TARGET DIR NAME: the program's command line in the array `cmd`, its pool in `pool`.
@@ -82,16 +77,6 @@ start() {
   if [ "$1" = hid ]; then (export FERRITE_NO_TMPFILE=1; exec "${cmd[@]}" > "$dir/out" 2>&1) &
   else (exec "${cmd[@]}" > "$dir/out" 2>&1) & fi
   pid=$!
-}
-# Wait (polling every millisecond, at most 10 s) until $pool exists or process $pid has ended.
-await_name() {
-  local i st
-  for ((i = 0; i < 10000; i++)); do
-    [ -e "$pool" ] && return
-    { read -r st < "/proc/$pid/stat"; } 2>/dev/null || return
-    [[ $st == *") Z "* ]] && return
-    nap_us 1000
-  done
 }
 # check_left WHAT: after a kill, the pool's name is absent or a complete store. Sets $clean
 # ("" no file, 0 not shut down cleanly, 1 clean) and $orphans (the other entries of $d).
