@@ -12,7 +12,8 @@
 #   alloc       pmem
 #   sync        pmem/observer.hpp, pmem/primitives.hpp (wait hints only: volatile layer)
 #   combining   pmem alloc sync
-#   containers  pmem alloc sync combining
+#   sets        pmem alloc sync
+#   containers  pmem alloc sync combining sets
 # error.hpp is below every layer. Nothing in the library includes sim/, crash/, bench/,
 # tools/ or tests/: those sit above it.
 set -euo pipefail
@@ -26,7 +27,8 @@ declare -A allowed=(
   [alloc]="pmem"
   [sync]="pmem/observer.hpp pmem/primitives.hpp"
   [combining]="pmem alloc sync"
-  [containers]="pmem alloc sync combining"
+  [sets]="pmem alloc sync"
+  [containers]="pmem alloc sync combining sets"
 )
 problems=()
 
