@@ -16,7 +16,7 @@
 //
 // Algorithm: Fraser's epoch-based reclamation (K. Fraser, "Practical lock-freedom", PhD
 // thesis, Cambridge 2004, ch. 5), the scheme [SETS] uses through ssmem, the ASCYLIB allocator
-// (L567-587: "a global counter to indicate the current epoch, and each thread is either in an
+// (docs/references.md; [SETS] L567-587: "a global counter to indicate the current epoch, and each thread is either in an
 // epoch ... or idle ... objects in the free-list related to epoch e - 2 can safely be
 // reclaimed"). A global epoch E (64 bits, never wraps); per thread (sync::this_thread_id()) a
 // record with a cache line of its own holding the announcement (E << 1 | active), and limbo
