@@ -5,10 +5,7 @@
 // Lock-free structures unlink a node while other threads may still be reading it. A thread
 // pins the domain around every operation that dereferences shared nodes; an unlinked node is
 // retired, and its reclaim function runs only when no thread that could hold a reference
-// (every thread pinned when it was retired) is still pinned. Fraser's scheme (K. Fraser,
-// "Practical lock-freedom", 2004, ch. 5), as ssmem (ASCYLIB) uses it in the durable-sets
-// paper (L567-587): a global epoch, per-thread announced epochs, per-thread limbo lists by
-// epoch; a list retired in epoch e is reclaimed once the global epoch reached e + 2.
+// (every thread pinned when it was retired) is still pinned.
 //
 //   ferrite::sync::epoch_domain domain;
 //   {
@@ -17,14 +14,74 @@
 //       domain.retire(node, [](void* p, void* ctx) { ... }, ctx);   // reclaimed later
 //   }
 //
+// Algorithm: Fraser's epoch-based reclamation (K. Fraser, "Practical lock-freedom", PhD
+// thesis, Cambridge 2004, ch. 5), the scheme [SETS] uses through ssmem, the ASCYLIB allocator
+// (docs/references.md; [SETS] L567-587: "a global counter to indicate the current epoch, and each thread is either in an
+// epoch ... or idle ... objects in the free-list related to epoch e - 2 can safely be
+// reclaimed"). A global epoch E (64 bits, never wraps); per thread (sync::this_thread_id()) a
+// record with a cache line of its own holding the announcement (E << 1 | active), and limbo
+// bags, one per recent epoch.
+//   pin (outermost):  e := E; announce (e, active) with a seq_cst exchange; re-read E and
+//                     announce again until it still equals e ("validated" announcement);
+//                     nested pins only count.
+//   unpin (outermost): announce idle (release store); every 64th unpin of a thread with
+//                     retired nodes: collect.
+//   retire:           append to the bag of the caller's validated epoch e_p (tag e_p); every
+//                     64th retire of the thread: collect.
+//   collect:          try to advance (E == e and every active record announced e, scanning
+//                     the records this domain ever created: then CAS E from e to e + 1; a lag
+//                     means return, never wait), then run the caller's bags with tag + 3 <= E.
+// Each record keeps 4 bags indexed by tag mod 4; the bags of the last 3 epochs (E-2..E) hold
+// what is not yet safe, and a bag found with an older tag when it is reused is run first.
+//
+// What differs from Fraser / ssmem, and why:
+//   * Bags are tagged with the retiring thread's own validated epoch and run at E >= tag + 3,
+//     not tag + 2. Tagging with the announced epoch and running at + 2 is unsafe: U pins at
+//     0; E becomes 1; R pins at 1 and reads node n; U unlinks n and retires it with tag 0,
+//     unpins; E becomes 2 (R announced 1 = E); U pins at 2 and frees n under R. Fraser tags
+//     with the global epoch read after the unlink, which is safe only with a seq_cst fence
+//     pair (retire and pin) in the C++ model; one more epoch of delay needs no fence on
+//     retire and no assumption about the memory order of the structure's own accesses.
+//   * ssmem keeps a vector clock per released list; a single global epoch is enough here
+//     because nothing waits: collection is a try (Fraser's), and under the crash simulator's
+//     token scheduler (one thread runs at a time) a spin on another thread would hang.
+//   * Records are per domain (one domain per table), created lazily by their thread in a
+//     fixed array of max_thread_ids pointers (8 KiB per domain); the advance scan covers the
+//     ids this domain ever saw (its own seq_cst high-water mark, which the S-order argument
+//     below needs, rather than sync::thread_id_high_water()).
+//   * A thread that exits leaves its bags in its record; the next thread with the same id
+//     (ids are reused, sync/thread_id.hpp) takes the record over with them; reclaim_all()
+//     and the destructor run whatever is left.
+//
+// Why it is safe (the two-epoch argument, made exact). S is the single total order of the
+// seq_cst operations (E loads/CAS, announcements, the record pointers).
+//   1. While R stays pinned with validated epoch e_r, E <= e_r + 1. R's exchange precedes its
+//      re-read of E (which returned e_r) in S, which precedes the CAS to e_r + 1; a thread
+//      advancing from e_r + 1 loaded E = e_r + 1 and then R's record, later in S, so it sees
+//      R's announcement (e_r != e_r + 1, active) and does not advance.
+//   2. U retires n with tag e_p, its validated epoch while it unlinked n. Any R that reached n
+//      (its load of the link precedes the unlink) announced e_r <= e_p + 1: E can only pass
+//      e_p + 1 after a scan read a store of U made after its announcement of e_p (its unpin,
+//      release, or a later pin), so the unlink happens before that scan's CAS, which happens
+//      before any pin that reads E >= e_p + 2, and such a pin cannot load the old link.
+//   3. So while such an R is pinned, E <= e_p + 2 (by 1); collect runs n only after it read
+//      E >= e_p + 3 (acquire), written after a scan read R's unpin (release): R's reads of n
+//      happen before the reclaim function.
+//
 // Rules (what the crash simulator and the structures rely on):
 //   * pin(), retire() and the guard's destructor never wait for another thread (no lock, no
 //     spin on another thread's progress): under the simulator's token scheduler only one
 //     thread runs at a time. Advancing the epoch is a try: it fails and returns when some
-//     pinned thread lags.
+//     pinned thread lags. (pin re-reads E until its announcement matches: each retry means E
+//     advanced, i.e. the system progressed; it is lock-free, bounded in practice by 2.)
 //   * Reclaim functions run on the retiring thread (inside retire() or the guard's
 //     destructor, after a threshold of retired nodes), or in reclaim_all() / the destructor.
-//   * pin() nests (a guard inside a guard on the same thread is allowed and cheap).
+//     They must not throw. They may pin and retire on the same domain (the bag being run is
+//     set aside first).
+//   * The thread that retires a node must have been pinned, without a break, since before it
+//     unlinked it (argument 2 uses its epoch at the unlink).
+//   * pin() nests (a guard inside a guard on the same thread is allowed and cheap). A guard
+//     is destroyed on the thread that created it.
 //   * Thread records are per domain, indexed by sync::this_thread_id(): at most
 //     max_thread_ids threads pinned at once. A thread that exits leaves its limbo lists
 //     behind; they are reclaimed by later threads with the same id or by the destructor.
@@ -37,6 +94,8 @@
 namespace ferrite::sync {
 
 class epoch_domain {
+    struct thread_record;  // per thread (id) and domain: src/sync/epoch_domain.cpp
+
 public:
     using reclaim_fn = void (*)(void* node, void* context);
 
@@ -53,8 +112,9 @@ public:
         ~guard();  // unpins (if outermost); may reclaim this thread's old limbo lists
     private:
         friend class epoch_domain;
-        explicit guard(epoch_domain* d) noexcept : domain_(d) {}
+        guard(epoch_domain* d, thread_record* r) noexcept : domain_(d), record_(r) {}
         epoch_domain* domain_;
+        thread_record* record_;  // the pinning thread's record; nullptr once moved from
     };
 
     // Enter a critical section on the calling thread.
@@ -62,17 +122,22 @@ public:
 
     // `node` is unreachable for threads that pin from now on; reclaim(node, context) runs
     // once no thread that was pinned at this call is still in that critical section.
-    // The calling thread must be pinned.
+    // The calling thread must be pinned (usage_error otherwise).
     void retire(void* node, reclaim_fn reclaim, void* context);
 
-    // Quiescent use only (no thread pinned, e.g. tests, shutdown): runs every pending
-    // reclaim function now.
+    // Quiescent use only (no thread pinned or inside a call on this domain, their earlier
+    // calls happening before this one: e.g. tests, shutdown): runs every pending reclaim
+    // function now.
     void reclaim_all();
 
     // Retired nodes whose reclaim function has not run yet (approximate while threads run).
     std::size_t pending() const noexcept;
 
 private:
+    void unpin(thread_record& r) noexcept;
+    void collect(thread_record& r, bool pinned) noexcept;  // try to advance, run safe bags
+    bool try_advance() noexcept;
+
     struct state;
     std::unique_ptr<state> state_;
 };

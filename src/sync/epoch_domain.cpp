@@ -1,0 +1,205 @@
+// Epoch-based reclamation (see ferrite/sync/epoch_domain.hpp for the algorithm and the
+// argument; the numbers "argument 1..3" below refer to it).
+#include "ferrite/sync/epoch_domain.hpp"
+
+#include <array>
+#include <atomic>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "ferrite/error.hpp"
+#include "ferrite/sync/thread_id.hpp"
+
+namespace ferrite::sync {
+namespace {
+
+constexpr std::size_t line = 64;
+constexpr unsigned bag_count = 4;        // tags e-3 .. e: indexed by tag mod 4
+constexpr std::uint64_t safe_after = 3;  // a bag tagged t runs once E >= t + 3
+constexpr unsigned collect_every = 64;   // retires (or unpins with work left) per collect
+static_assert((collect_every & (collect_every - 1)) == 0, "collect_every: a power of two");
+
+constexpr std::uint64_t idle = 0;
+constexpr std::uint64_t announced(std::uint64_t epoch) noexcept { return epoch << 1 | 1; }
+constexpr bool is_active(std::uint64_t word) noexcept { return (word & 1) != 0; }
+constexpr std::uint64_t epoch_of(std::uint64_t word) noexcept { return word >> 1; }
+
+struct retired {
+    void* node;
+    epoch_domain::reclaim_fn reclaim;
+    void* context;
+};
+
+struct bag {
+    std::uint64_t tag = 0;
+    std::vector<retired> items;  // keeps its capacity between epochs
+};
+
+}  // namespace
+
+struct alignas(line) epoch_domain::thread_record {
+    // Shared: written by the owner, read by every advance scan. A line of its own so that a
+    // pin (one exchange here) does not bounce the owner-private fields below.
+    std::atomic<std::uint64_t> announcement{idle};  // announced(e) or idle
+
+    // Owner-private (the thread whose id indexes the record; the next thread with that id
+    // after it exits: sync/thread_id.cpp hands ids over under a mutex, so every access of a
+    // later owner happens after the earlier owner's).
+    alignas(line) unsigned depth = 0;  // nesting of pins
+    std::uint64_t epoch = 0;           // validated epoch of the outermost pin
+    unsigned retires = 0;
+    unsigned unpins = 0;
+    std::size_t held = 0;                  // items in the bags
+    std::atomic<std::size_t> pending{0};   // = held, for pending() on other threads
+    std::array<bag, bag_count> bags{};
+};
+
+struct alignas(line) epoch_domain::state {
+    std::atomic<std::uint64_t> epoch{0};  // E: read by every pin, written by advances
+    alignas(line) std::atomic<unsigned> used{0};  // 1 + the highest id with a record
+    std::array<std::atomic<thread_record*>, max_thread_ids> records{};
+};
+
+namespace {
+
+// Runs one bag. The items are moved aside first, so a reclaim function may retire on the
+// same domain (into a fresh vector) without invalidating this loop.
+template <class Record>
+void run_bag(Record& r, bag& b) noexcept {
+    std::vector<retired> work;
+    work.swap(b.items);
+    for (const retired& x : work) x.reclaim(x.node, x.context);
+    r.held -= work.size();
+    r.pending.store(r.held, std::memory_order_relaxed);
+    work.clear();
+    if (b.items.empty()) b.items.swap(work);  // keep the capacity for the next epoch
+}
+
+}  // namespace
+
+epoch_domain::epoch_domain() : state_(std::make_unique<state>()) {}
+
+epoch_domain::~epoch_domain() {
+    reclaim_all();
+    const unsigned used = state_->used.load(std::memory_order_acquire);
+    for (unsigned id = 0; id < used; ++id) delete state_->records[id].load(std::memory_order_acquire);
+}
+
+epoch_domain::guard::guard(guard&& other) noexcept
+    : domain_(other.domain_), record_(std::exchange(other.record_, nullptr)) {}
+
+epoch_domain::guard::~guard() {
+    if (record_ != nullptr) domain_->unpin(*record_);
+}
+
+epoch_domain::guard epoch_domain::pin() {
+    state& s = *state_;
+    const unsigned id = this_thread_id();
+    thread_record* r = s.records[id].load(std::memory_order_acquire);
+    if (r == nullptr) [[unlikely]] {
+        r = new thread_record;
+        // seq_cst, before the first announcement: an advance scan that must see this
+        // thread's announcement (argument 1) sees the record and the bound covering it.
+        s.records[id].store(r, std::memory_order_seq_cst);
+        unsigned used = s.used.load(std::memory_order_seq_cst);
+        while (used <= id && !s.used.compare_exchange_weak(used, id + 1, std::memory_order_seq_cst)) {
+        }
+    }
+    if (r->depth++ != 0) return guard(this, r);
+    // Announce, then check that E did not move meanwhile (argument 1 needs the announced
+    // epoch read from E after the announcement in S). Each retry means E advanced.
+    std::uint64_t e = s.epoch.load(std::memory_order_seq_cst);
+    for (;;) {
+        r->announcement.exchange(announced(e), std::memory_order_seq_cst);
+        const std::uint64_t now = s.epoch.load(std::memory_order_seq_cst);
+        if (now == e) break;
+        e = now;
+    }
+    r->epoch = e;
+    return guard(this, r);
+}
+
+void epoch_domain::unpin(thread_record& r) noexcept {
+    if (--r.depth != 0) return;
+    // release: everything this section read happens before a scan that sees it idle
+    // (arguments 2 and 3).
+    r.announcement.store(idle, std::memory_order_release);
+    if (r.held != 0 && (++r.unpins & (collect_every - 1)) == 0) collect(r, false);
+}
+
+void epoch_domain::retire(void* node, reclaim_fn reclaim, void* context) {
+    thread_record* r = state_->records[this_thread_id()].load(std::memory_order_acquire);
+    if (r == nullptr || r->depth == 0)
+        throw usage_error(
+            "epoch_domain::retire: the calling thread is not pinned; hold a guard from pin() "
+            "from before the node is unlinked until after it is retired");
+    bag& b = r->bags[r->epoch % bag_count];
+    if (b.tag != r->epoch) {
+        // An older tag with the same index: tag <= epoch - 4 <= E - 4, safe to run.
+        if (!b.items.empty()) run_bag(*r, b);
+        b.tag = r->epoch;
+    }
+    b.items.push_back(retired{node, reclaim, context});
+    r->pending.store(++r->held, std::memory_order_relaxed);
+    if ((++r->retires & (collect_every - 1)) == 0) collect(*r, true);
+}
+
+void epoch_domain::collect(thread_record& r, bool pinned) noexcept {
+    // Pinned, the caller itself holds E at its epoch + 1 at most: one advance can succeed.
+    // Idle, up to three (enough to make every bag of this thread safe when nobody lags).
+    for (int tries = pinned ? 1 : 3; tries > 0 && try_advance(); --tries) {
+    }
+    // acquire: the advance to this value followed a scan that read the unpin (release) of
+    // every thread that could still reach these nodes (argument 3).
+    const std::uint64_t now = state_->epoch.load(std::memory_order_acquire);
+    for (bag& b : r.bags)
+        if (!b.items.empty() && b.tag + safe_after <= now) run_bag(r, b);
+}
+
+// One attempt to move E from e to e + 1: succeeds only if every active record announced e.
+// Never waits. seq_cst: the scan's loads must follow in S the load of E they check against
+// (argument 1), and see every record created before its owner's first announcement.
+bool epoch_domain::try_advance() noexcept {
+    state& s = *state_;
+    std::uint64_t e = s.epoch.load(std::memory_order_seq_cst);
+    const unsigned used = s.used.load(std::memory_order_seq_cst);
+    for (unsigned id = 0; id < used; ++id) {
+        const thread_record* r = s.records[id].load(std::memory_order_seq_cst);
+        if (r == nullptr) continue;
+        const std::uint64_t a = r->announcement.load(std::memory_order_seq_cst);
+        if (is_active(a) && epoch_of(a) != e) return false;  // lags: try again later
+    }
+    return s.epoch.compare_exchange_strong(e, e + 1, std::memory_order_seq_cst);
+}
+
+void epoch_domain::reclaim_all() {
+    state& s = *state_;
+    // Until a pass runs nothing: a reclaim function may retire more (into any bag of the
+    // calling thread's record, possibly one this pass already emptied).
+    for (bool ran = true; ran;) {
+        ran = false;
+        const unsigned used = s.used.load(std::memory_order_acquire);
+        for (unsigned id = 0; id < used; ++id) {
+            thread_record* r = s.records[id].load(std::memory_order_acquire);
+            if (r == nullptr) continue;
+            for (bag& b : r->bags) {
+                if (b.items.empty()) continue;
+                run_bag(*r, b);
+                ran = true;
+            }
+        }
+    }
+}
+
+std::size_t epoch_domain::pending() const noexcept {
+    const state& s = *state_;
+    std::size_t n = 0;
+    const unsigned used = s.used.load(std::memory_order_acquire);
+    for (unsigned id = 0; id < used; ++id)
+        if (const thread_record* r = s.records[id].load(std::memory_order_acquire))
+            n += r->pending.load(std::memory_order_relaxed);
+    return n;
+}
+
+}  // namespace ferrite::sync
