@@ -1,0 +1,442 @@
+// ferrite/sets/soft_list.hpp: the SOFT lock-free list (volatile nodes over persistent
+// PNodes), split-ordered so that one list serves the ordered-set layout and the hash layout.
+//
+// Paper: durable sets (Zuriel et al., OOPSLA 2019), SOFT (L306-563): find/trim (Listing 9),
+// contains (Listing 10), insert (Listing 11), remove (Listing 12). A volatile node carries
+// key, value, its PNode and the PNode's polarity; its state lives in the low bits of its own
+// next word: INSERTED, INTEND_TO_INSERT, INTEND_TO_DELETE, DELETED. Every state a thread can
+// observe is already durable, so a successful update costs one pfence and a read none.
+//
+// What differs from the paper:
+//   * split order (split_order.hpp): a search starts at its bucket's sentinel (the list
+//     layout has one bucket: the head); positions are (so_key, key bytes); the list ends in
+//     nullptr (no tail: any so_key is possible for a regular node);
+//   * paper's `find` loop reads the successor of a nullptr-free list; here curr == nullptr
+//     ends the search;
+//   * an insert whose link CAS fails keeps its node for the retry, and frees it (never
+//     published) when the key turns out present; the listing leaks it;
+//   * remove only destroys a node whose state is INTEND_TO_DELETE or that it marked itself:
+//     the listing's loser would also destroy a node another thread is replacing;
+//   * reclamation by epochs (sync/epoch_domain.hpp): the thread whose trim CAS unlinks a
+//     node retires it; its reclaim frees its PNodes to the node store;
+//   * insert_or_assign (not in the paper), below.
+//
+// insert_or_assign(k, v) on a present node X (state INSERTED) -> a new node Y, atomically:
+//   1. intent: Y := {k, v, fresh PNode Py with polarity pY, prev_pnode = X.pnode, state
+//      INSERTED, next = X's successor}; one CAS X.next: succ|INSERTED -> Y|INTEND_TO_REPLACE.
+//      Y is linked but unreachable for a search of k (every search of k stops at X first:
+//      same position, X not dead), so X is still the member; a search of a larger key
+//      passes through X and Y, which is harmless.
+//   2. durable step (help_replace; any thread that meets X in INTEND_TO_REPLACE runs it):
+//      create(Py) + X.pnode.supersede(Py | pY) + (X.prev_pnode ? delete it : nothing);
+//      pwb each line; ONE pfence.
+//   3. LP: CAS X.next: Y|INTEND_TO_REPLACE -> Y|REPLACED (a dead state, like DELETED).
+//      Now a search of k skips X and finds Y.
+// remove of a node N with N.prev_pnode: deletes both PNodes (two pwb) with ONE pfence.
+// Reclaim: a DELETED node frees pnode and prev_pnode; a REPLACED node only its prev_pnode
+// (its pnode is owned by its replacement, whose prev_pnode it is).
+//
+// Crash consistency (recovery's rule, soft_pnode.hpp; PP = the one pfence of each update):
+//   insert   member iff Py's create persisted (valid_end written last in the line). PP: the
+//            create fence; LP: ITI -> INSERTED after it. A crash before the PP leaves an
+//            invalid or complete PNode; both outcomes are allowed for a pending insert, and
+//            no thread saw the node as a member (ITI reads as absent).
+//   remove   LP: ITD -> DELETED after the fence that persisted deleted (and prev's). Before
+//            it the node reads as present, and its PNode may or may not be deleted at a crash.
+//   replace  until the fence, each of {create(Py), supersede(Px), delete(Pw)} may or may not
+//            have persisted, independently:
+//              Py incomplete: Px member (superseded or not: its target is incomplete);
+//              Py complete, Px superseded: Py member, Px not;
+//              Py complete, Px not yet superseded: BOTH read as members. This is the one
+//              case the plan's argument missed; recovery keeps one of them and durably
+//              deletes the other (soft_recovery.hpp), which is allowed because the upsert
+//              had not returned (its LP follows the fence) and no thread read Y;
+//              Pw (X's own predecessor) is superseded by a complete Px: not a member,
+//              deleted or not.
+//            After the fence exactly Py is a member.
+//   reuse    superseded_by names a slot that could be freed and reused with flipped
+//            polarity, after which a stale superseded PNode would read as a member again.
+//            Never: a PNode P is freed when the node owning it as pnode (removed) or as
+//            prev_pnode (whose replacement was removed or replaced) is reclaimed, and each of
+//            those paths durably deleted every PNode naming P first: remove deletes
+//            prev_pnode with pnode in its fence; the next replace deletes prev_pnode in its
+//            fence, before its LP, before the reclaim. Polarity flipping twice (back to the
+//            original) cannot matter either: the namer is durably deleted by then.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+#include "ferrite/pmem/primitives.hpp"
+#include "ferrite/sets/node_store.hpp"
+#include "ferrite/sets/soft_pnode.hpp"
+#include "ferrite/sets/split_order.hpp"
+#include "ferrite/sync/epoch_domain.hpp"
+
+namespace ferrite::sets::soft {
+
+enum state : std::uintptr_t {
+    inserted = 0,
+    intend_to_insert = 1,
+    intend_to_delete = 2,
+    deleted = 3,
+    intend_to_replace = 4,
+    replaced = 5,
+};
+inline constexpr std::uintptr_t state_mask = 7;
+
+inline constexpr bool dead(std::uintptr_t s) noexcept { return s == deleted || s == replaced; }
+
+template <class K, class V>
+struct alignas(8) node {
+    // volatile (the heap); the only persistent state is *pptr
+    std::atomic<std::uintptr_t> next{0};  // successor | state (low 3 bits)
+    std::uint64_t so_key = 0;
+    K key{};
+    [[no_unique_address]] V value{};
+    pnode* pptr = nullptr;       // this node's PNode (nullptr: a sentinel)
+    pnode* prev_pptr = nullptr;  // the PNode this node superseded, not yet deleted (owned)
+    bool pvalidity = false;
+    bool prev_validity = false;
+};
+
+template <class K, class V>
+class list {
+public:
+    using node_t = node<K, V>;
+    using io = payload_io<K, V>;
+    static_assert(check_payload<K, V>());
+    static_assert(std::is_default_constructible_v<K>, "durable set keys must be default constructible");
+
+    list(node_store store, set_layout l, typename bucket_directory<node_t>::growth g)
+        : store_(std::move(store)), layout_(l), head_(new node_t), dir_(head_, grow_for(l, g)) {}
+    ~list() {
+        domain_.reclaim_all();
+        for (node_t* n = head_; n != nullptr;) {
+            node_t* next = ptr(n->next.load(std::memory_order_relaxed));
+            delete n;
+            n = next;
+        }
+    }
+    list(const list&) = delete;
+    list& operator=(const list&) = delete;
+
+    static std::uintptr_t word(node_t* n, std::uintptr_t s) noexcept { return reinterpret_cast<std::uintptr_t>(n) | s; }
+    static node_t* ptr(std::uintptr_t w) noexcept { return reinterpret_cast<node_t*>(w & ~state_mask); }
+    static std::uintptr_t st(std::uintptr_t w) noexcept { return w & state_mask; }
+
+    // ---- operations ---------------------------------------------------------------------
+
+    bool contains(const K& key) { return find_member(key).has_value(); }
+    std::optional<V> get(const K& key) { return find_member(key); }
+
+    bool insert(const K& key, const V& value) {
+        auto pin = domain_.pin();
+        const auto sk = make_search_key(key, layout_);
+        node_t* fresh = nullptr;
+        node_t* result_node = nullptr;
+        bool result = false;
+        while (true) {
+            auto w = find(start(sk), sk);
+            node_t* curr = ptr(w.curr);
+            if (curr != nullptr && position(curr, sk) == 0) {
+                if (w.curr_state != intend_to_insert) {
+                    discard(fresh);
+                    return false;
+                }
+                discard(fresh);
+                result_node = curr;  // help its insert finish (Listing 11 L10-14)
+                break;
+            }
+            if (fresh == nullptr) fresh = make_node(key, value, sk.so_key);
+            fresh->prev_pptr = nullptr;
+            fresh->next.store(word(curr, intend_to_insert), std::memory_order_relaxed);
+            auto expected = w.curr;
+            if (!w.pred->next.compare_exchange_strong(expected, word(fresh, st(w.curr)), std::memory_order_acq_rel))
+                continue;
+            result_node = fresh;
+            result = true;
+            break;
+        }
+        finish_insert(result_node);
+        if (result) dir_.count(+1);
+        return result;
+    }
+
+    bool erase(const K& key) {
+        auto pin = domain_.pin();
+        const auto sk = make_search_key(key, layout_);
+        while (true) {
+            auto w = find(start(sk), sk);
+            node_t* curr = ptr(w.curr);
+            if (curr == nullptr || position(curr, sk) != 0 || w.curr_state == intend_to_insert) return false;
+            if (w.curr_state == intend_to_replace) {
+                help_replace(curr);
+                continue;
+            }
+            bool result = false;
+            std::uintptr_t s = curr->next.load(std::memory_order_acquire);
+            while (!result && st(s) == inserted) {
+                // the one winner (Listing 12 L13-14)
+                result = curr->next.compare_exchange_strong(s, (s & ~state_mask) | intend_to_delete,
+                                                            std::memory_order_acq_rel);
+            }
+            if (!result) {
+                if (st(s) == intend_to_replace) {  // an upsert won the race: help it, search again
+                    help_replace(curr);
+                    continue;
+                }
+                if (st(s) == intend_to_delete) finish_remove(curr);  // help the winner
+                return false;
+            }
+            finish_remove(curr);
+            dir_.count(-1);
+            trim(w.pred, w.curr);
+            return true;
+        }
+    }
+
+    // true: inserted; false: the present key's value was replaced.
+    bool insert_or_assign(const K& key, const V& value) {
+        auto pin = domain_.pin();
+        const auto sk = make_search_key(key, layout_);
+        node_t* fresh = nullptr;
+        while (true) {
+            auto w = find(start(sk), sk);
+            node_t* curr = ptr(w.curr);
+            if (fresh == nullptr) fresh = make_node(key, value, sk.so_key);
+            if (curr != nullptr && position(curr, sk) == 0) {
+                switch (w.curr_state) {
+                    case intend_to_insert: finish_insert(curr); continue;
+                    case intend_to_delete: finish_remove(curr); continue;
+                    case intend_to_replace: help_replace(curr); continue;
+                    default: break;
+                }
+                // intent: link Y after X and mark X INTEND_TO_REPLACE in one CAS
+                fresh->prev_pptr = curr->pptr;
+                fresh->prev_validity = curr->pvalidity;
+                std::uintptr_t s = curr->next.load(std::memory_order_acquire);
+                if (st(s) != inserted) continue;
+                fresh->next.store(word(ptr(s), inserted), std::memory_order_relaxed);
+                if (!curr->next.compare_exchange_strong(s, word(fresh, intend_to_replace), std::memory_order_acq_rel))
+                    continue;
+                help_replace(curr);
+                return false;
+            }
+            fresh->prev_pptr = nullptr;
+            fresh->next.store(word(curr, intend_to_insert), std::memory_order_relaxed);
+            auto expected = w.curr;
+            if (!w.pred->next.compare_exchange_strong(expected, word(fresh, st(w.curr)), std::memory_order_acq_rel))
+                continue;
+            finish_insert(fresh);
+            dir_.count(+1);
+            return true;
+        }
+    }
+
+    std::size_t size() const noexcept { return dir_.size(); }
+
+    // f(key, value) for every member, in list order; weakly consistent.
+    template <class F>
+    void for_each(F&& f) {
+        auto pin = domain_.pin();
+        node_t* n = ptr(head_->next.load(std::memory_order_acquire));
+        while (n != nullptr) {
+            const std::uintptr_t w = n->next.load(std::memory_order_acquire);
+            const auto s = st(w);
+            node_t* next = ptr(w);
+            if (n->pptr != nullptr && !dead(s) && s != intend_to_insert) {
+                f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
+                if (s == intend_to_replace && next != nullptr) next = ptr(next->next.load(std::memory_order_acquire));  // skip Y
+            }
+            n = next;
+        }
+    }
+
+    // ---- recovery and tests -------------------------------------------------------------
+
+    node_store& store() noexcept { return store_; }
+    const node_store& store() const noexcept { return store_; }
+    sync::epoch_domain& domain() noexcept { return domain_; }
+    bucket_directory<node_t>& directory() noexcept { return dir_; }
+    node_t* head() const noexcept { return head_; }
+    set_layout layout() const noexcept { return layout_; }
+
+    // A volatile member for a recovered PNode (state INSERTED once linked).
+    static node_t* recovered_node(pnode* p, std::uint64_t so_key, bool polarity) {
+        auto* n = new node_t;
+        n->key = io::key(p);
+        n->value = io::value(p);
+        n->so_key = so_key;
+        n->pptr = p;
+        n->pvalidity = polarity;
+        return n;
+    }
+    static node_t* sentinel(std::uint64_t so_key) {
+        auto* n = new node_t;
+        n->so_key = so_key;
+        return n;
+    }
+
+private:
+    struct window {
+        node_t* pred;
+        std::uintptr_t curr;  // pred's next as the CAS expects it: curr | pred's state
+        std::uintptr_t curr_state;
+    };
+
+    static typename bucket_directory<node_t>::growth grow_for(set_layout l, typename bucket_directory<node_t>::growth g) {
+        if (l == set_layout::list) g.enabled = false;
+        return g;
+    }
+
+    static int position(const node_t* n, const search_key<K>& sk) noexcept {
+        return compare_position(n->so_key, &n->key, sk);
+    }
+
+    node_t* start(const search_key<K>& sk) {
+        if (layout_ == set_layout::list) return head_;
+        return dir_.start_for(sk.hash, [this](node_t* from, std::uint64_t so) { return insert_sentinel(from, so); });
+    }
+
+    // find (Listing 9): the first node at or after sk that is not dead, and its predecessor.
+    window find(node_t* from, const search_key<K>& sk) {
+        node_t* pred = from;
+        std::uintptr_t curr = pred->next.load(std::memory_order_acquire);
+        std::uintptr_t pred_state = st(curr);
+        std::uintptr_t c_state = inserted;
+        while (true) {
+            node_t* c = ptr(curr);
+            if (c == nullptr) break;
+            const std::uintptr_t succ = c->next.load(std::memory_order_acquire);
+            c_state = st(succ);
+            if (!dead(c_state)) {
+                if (position(c, sk) >= 0) break;
+                pred = c;
+                pred_state = c_state;
+            } else {
+                trim(pred, curr);
+            }
+            curr = word(ptr(succ), pred_state);
+        }
+        return {pred, curr, c_state};
+    }
+
+    // trim (Listing 9): unlink a dead node; the thread whose CAS succeeds retires it.
+    bool trim(node_t* pred, std::uintptr_t curr) {
+        node_t* c = ptr(curr);
+        const std::uintptr_t succ = c->next.load(std::memory_order_acquire);
+        std::uintptr_t expected = curr;
+        if (!pred->next.compare_exchange_strong(expected, word(ptr(succ), st(curr)), std::memory_order_acq_rel))
+            return false;
+        domain_.retire(c, &list::reclaim, this);
+        return true;
+    }
+
+    static void reclaim(void* p, void* ctx) {
+        auto* n = static_cast<node_t*>(p);
+        auto* self = static_cast<list*>(ctx);
+        // A removed node owns both PNodes; a replaced one only the older (its pnode is now
+        // its replacement's prev_pnode). Both were durably deleted before the LP.
+        if (st(n->next.load(std::memory_order_acquire)) == deleted) self->store_.free(as_line(n->pptr));
+        if (n->prev_pptr != nullptr) self->store_.free(as_line(n->prev_pptr));
+        delete n;
+    }
+
+    // wait-free read (Listing 10), skipping dead nodes at the key (a replaced X is followed
+    // by its replacement Y): present iff the first live node at the key is not ITI.
+    std::optional<V> find_member(const K& key) {
+        auto pin = domain_.pin();
+        const auto sk = make_search_key(key, layout_);
+        node_t* c = ptr(start(sk)->next.load(std::memory_order_acquire));
+        while (c != nullptr) {
+            const std::uintptr_t w = c->next.load(std::memory_order_acquire);
+            const int pos = position(c, sk);
+            if (pos > 0) return std::nullopt;
+            if (pos == 0 && !dead(st(w))) {
+                if (st(w) == intend_to_insert) return std::nullopt;
+                return c->value;
+            }
+            c = ptr(w);
+        }
+        return std::nullopt;
+    }
+
+    node_t* make_node(const K& key, const V& value, std::uint64_t so_key) {
+        pnode* p = as_pnode(store_.allocate());
+        auto* n = new node_t;
+        n->key = key;
+        n->value = value;
+        n->so_key = so_key;
+        n->pptr = p;
+        n->pvalidity = prepare(p);
+        return n;
+    }
+    // A node that was never published: back at once.
+    void discard(node_t* n) {
+        if (n == nullptr) return;
+        store_.free(as_line(n->pptr));
+        delete n;
+    }
+
+    // Listing 11 L30-33: create (the PP) then INTEND_TO_INSERT -> INSERTED (the LP).
+    void finish_insert(node_t* n) {
+        create(n->pptr, n->key, n->value, n->pvalidity);
+        pmem::pfence();  // PP of the insert: the PNode is complete before anyone sees INSERTED
+        std::uintptr_t s = n->next.load(std::memory_order_acquire);
+        while (st(s) == intend_to_insert)
+            n->next.compare_exchange_weak(s, (s & ~state_mask) | inserted, std::memory_order_acq_rel);
+    }
+
+    // Listing 12 L15-17: destroy (the PP), then INTEND_TO_DELETE -> DELETED (the LP).
+    void finish_remove(node_t* n) {
+        mark_deleted(n->pptr, n->pvalidity);
+        if (n->prev_pptr != nullptr) mark_deleted(n->prev_pptr, n->prev_validity);
+        pmem::pfence();  // PP of the remove: both PNodes deleted before DELETED is seen
+        std::uintptr_t s = n->next.load(std::memory_order_acquire);
+        while (st(s) == intend_to_delete)
+            n->next.compare_exchange_weak(s, (s & ~state_mask) | deleted, std::memory_order_acq_rel);
+    }
+
+    // The durable step and LP of a replacement announced on x (see the header comment).
+    void help_replace(node_t* x) {
+        std::uintptr_t s = x->next.load(std::memory_order_acquire);
+        if (st(s) != intend_to_replace) return;
+        node_t* y = ptr(s);
+        create(y->pptr, y->key, y->value, y->pvalidity);
+        supersede(x->pptr, store_.pool_offset_of(as_line(y->pptr)) | (y->pvalidity ? 1u : 0u));
+        if (x->prev_pptr != nullptr) mark_deleted(x->prev_pptr, x->prev_validity);
+        pmem::pfence();  // PP of the replacement: Y complete, X superseded, X's predecessor deleted
+        x->next.compare_exchange_strong(s, word(y, replaced), std::memory_order_acq_rel);  // LP
+    }
+
+    // Lazy bucket initialisation: insert-or-find a sentinel with this so-key after `from`.
+    node_t* insert_sentinel(node_t* from, std::uint64_t so) {
+        const search_key<K> sk{so, nullptr, 0};
+        node_t* fresh = nullptr;
+        while (true) {
+            auto w = find(from, sk);
+            node_t* curr = ptr(w.curr);
+            if (curr != nullptr && curr->so_key == so) {
+                delete fresh;
+                return curr;
+            }
+            if (fresh == nullptr) fresh = sentinel(so);
+            fresh->next.store(word(curr, inserted), std::memory_order_relaxed);
+            auto expected = w.curr;
+            if (w.pred->next.compare_exchange_strong(expected, word(fresh, st(w.curr)), std::memory_order_acq_rel))
+                return fresh;
+        }
+    }
+
+    node_store store_;
+    set_layout layout_;
+    node_t* head_;
+    bucket_directory<node_t> dir_;
+    sync::epoch_domain domain_;  // last member: destroyed (reclaiming) before the store
+};
+
+}  // namespace ferrite::sets::soft

@@ -1,0 +1,181 @@
+// ferrite/sets/soft_recovery.hpp: validating SOFT's PNodes and rebuilding the volatile list
+// from them in O(n) (paper: durable sets, Zuriel et al., OOPSLA 2019, SOFT recovery L540-563).
+//
+// The paper re-inserts every member from the head, one by one: O(n^2) for one list. Here:
+//   1. scan (read only, in parallel over the areas: node_store::scan_parallel): every slot
+//      is validated (flags 0/1; a set superseded flag names a node slot of this store, by
+//      node_store::node_at) and classified: member, free (valid and deleted), invalid,
+//      superseded (valid, not deleted, its superseded_by target complete). Members get
+//      their volatile node (so_key recomputed from the key: never read from the media).
+//      A damaged slot throws damaged_pool before anything is written.
+//   2. rebuild (split_order.hpp): bucket count for n, counting sort by bucket, sort inside
+//      each bucket, sentinels, links: O(n) for the hash layout; the list layout is one
+//      bucket, so one O(n log n) sort by key bytes. Two members at one position are the
+//      trace of an interrupted upsert whose new PNode completed before the old one was
+//      marked superseded (soft_list.hpp, "replace"): one is kept, the other dropped.
+//   3. writes: invalid PNodes normalised to "valid and deleted" (no write-back: the next
+//      create stores to the same line after this); superseded PNodes and dropped duplicates
+//      durably deleted (pwb each, ONE pfence for all) before any slot goes back to the free
+//      lists, because a superseded PNode whose target slot is reused with flipped polarity
+//      would read as a member again. Then every dead slot goes to the free lists.
+// Restartable: every write is idempotent and a crash in step 3 leaves a state that step 1
+// classifies the same way (a duplicate may be resolved the other way the next time, which
+// is allowed: the upsert it comes from had not returned, and recovery had not finished).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/primitives.hpp"
+#include "ferrite/sets/soft_list.hpp"
+
+namespace ferrite::sets::soft {
+
+enum class verdict { member, free, invalid, superseded };
+
+// Finds a node slot by pool offset (nullptr: not a slot of this set).
+using slot_locator = std::function<const pnode*(std::uint64_t pool_offset)>;
+
+[[noreturn]] inline void damaged_pnode(std::uint64_t at, const std::string& what) {
+    throw_damaged(pool_errc::damaged_object, "soft set", "",
+                  "the PNode at pool offset " + std::to_string(at) + " " + what +
+                      "; the set cannot be opened (restore the pool from a copy)");
+}
+
+// Validates one slot and says what it is. `at` is its pool offset (for messages).
+template <class K, class V>
+verdict classify(const pnode* p, std::uint64_t at, const slot_locator& locate) {
+    const auto f = read_flags(p);
+    if (!f.well_formed())
+        damaged_pnode(at, "has flags " + std::to_string(f.valid_start) + "/" + std::to_string(f.valid_end) + "/" +
+                              std::to_string(f.deleted) + "/" + std::to_string(f.superseded) + ", not 0 or 1");
+    const pnode* target = nullptr;
+    if (f.superseded != 0) {
+        target = locate(f.superseded_by & ~std::uint64_t{1});
+        if (target == nullptr)
+            damaged_pnode(at, "is superseded by offset " + std::to_string(f.superseded_by & ~std::uint64_t{1}) +
+                                  ", which is no node slot of this set");
+        if (target == p) damaged_pnode(at, "is superseded by itself");
+    }
+    if (!f.valid()) return verdict::invalid;
+    if (f.deleted == f.valid_start) return verdict::free;
+    if (target != nullptr) {
+        const auto t = read_flags(target);
+        const std::uint8_t polarity = static_cast<std::uint8_t>(f.superseded_by & 1);
+        if (t.valid_start == polarity && t.valid_end == polarity &&
+            payload_io<K, V>::same_key(target, payload_io<K, V>::key(p)))
+            return verdict::superseded;
+    }
+    return verdict::member;
+}
+
+// What one recovery found: counts for tests and `pool info`.
+struct recovery_report {
+    std::size_t members = 0, free = 0, invalid = 0, superseded = 0, duplicates = 0;
+};
+
+template <class K, class V>
+recovery_report rebuild(list<K, V>& l, unsigned threads) {
+    using node_t = node<K, V>;
+    using io = payload_io<K, V>;
+    node_store& store = l.store();
+    const slot_locator locate = [&store](std::uint64_t off) -> const pnode* {
+        return reinterpret_cast<const pnode*>(store.node_at(off));
+    };
+    struct part {
+        std::vector<node_t*> members;
+        std::vector<pnode*> dead_superseded;
+        std::vector<pnode*> invalid;
+        std::vector<node_line*> dead;
+    };
+    std::mutex m;
+    std::vector<part> parts;
+    auto drop_all = [&] {
+        for (auto& pt : parts)
+            for (node_t* n : pt.members) delete n;
+    };
+    const bool hashed = l.layout() == set_layout::hash;
+    try {
+        store.scan_parallel(threads, [&](const area_view& a) {
+            part local;
+            try {
+                for (std::size_t i = 0; i < a.count; ++i) {
+                    auto* p = as_pnode(a.first + i);
+                    const auto v = classify<K, V>(p, store.pool_offset_of(a.first + i), locate);
+                    if (v == verdict::member) {
+                        const K key = io::key(p);
+                        const std::uint64_t so = hashed ? regular_so_key(hash_key(key)) : list_so_key;
+                        local.members.push_back(list<K, V>::recovered_node(p, so, p->valid_start != 0));
+                        continue;
+                    }
+                    local.dead.push_back(a.first + i);
+                    if (v == verdict::superseded) local.dead_superseded.push_back(p);
+                    if (v == verdict::invalid) local.invalid.push_back(p);
+                }
+            } catch (...) {
+                for (node_t* n : local.members) delete n;
+                throw;
+            }
+            std::lock_guard g(m);
+            parts.push_back(std::move(local));
+        });
+    } catch (...) {
+        drop_all();
+        throw;
+    }
+    // Nothing was written so far; from here on nothing throws but allocation.
+    recovery_report r;
+    std::vector<node_t*> members;
+    std::vector<node_line*> dead;
+    std::vector<pnode*> to_delete, invalid;
+    for (auto& pt : parts) {
+        members.insert(members.end(), pt.members.begin(), pt.members.end());
+        dead.insert(dead.end(), pt.dead.begin(), pt.dead.end());
+        to_delete.insert(to_delete.end(), pt.dead_superseded.begin(), pt.dead_superseded.end());
+        invalid.insert(invalid.end(), pt.invalid.begin(), pt.invalid.end());
+        pt.members.clear();
+    }
+    r.superseded = to_delete.size();
+    r.invalid = invalid.size();
+    r.free = dead.size() - r.superseded - r.invalid;
+
+    struct policy {
+        bool hashed;
+        std::vector<node_t*> dropped;
+        std::uint64_t hash(const node_t* n) const { return hashed ? hash_key(n->key) : 0; }
+        std::uint64_t so_key(const node_t* n) const { return n->so_key; }
+        bool less(const node_t* a, const node_t* b) const {
+            if (a->so_key != b->so_key) return a->so_key < b->so_key;
+            return compare_keys(a->key, b->key) < 0;
+        }
+        node_t* make_sentinel(std::uint64_t so) { return list<K, V>::sentinel(so); }
+        void link(node_t* from, node_t* to) {
+            from->next.store(list<K, V>::word(to, inserted), std::memory_order_relaxed);
+        }
+        void drop_duplicate(node_t*, node_t* gone) { dropped.push_back(gone); }
+    } pol{hashed, {}};
+    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size()) : 1;
+    r.members = rebuild_split_ordered(l.directory(), l.head(), members, buckets, pol);
+    r.duplicates = pol.dropped.size();
+    for (node_t* n : pol.dropped) {
+        to_delete.push_back(n->pptr);
+        dead.push_back(as_line(n->pptr));
+        delete n;
+    }
+
+    for (pnode* p : invalid) normalise_dead(p);
+    bool wrote_back = false;
+    for (pnode* p : to_delete) wrote_back |= normalise_dead(p);
+    // Superseded PNodes and dropped duplicates are deleted for good before any slot is
+    // handed out again (a reused target would revive its superseded PNode).
+    if (wrote_back) pmem::pfence();
+    store.add_free(dead);
+    return r;
+}
+
+}  // namespace ferrite::sets::soft

@@ -1,0 +1,155 @@
+// ferrite/sets/soft_table.hpp: a durable set or map on SOFT (Zuriel et al., OOPSLA 2019,
+// L306-563), as an ordered list (set_layout::list) or a split-ordered hash table
+// (set_layout::hash), with the table API shared with the link-free tables.
+//
+//   alloc::buddy_heap& heap = ...;  std::uint64_t anchor = 0;
+//   auto t = sets::soft_table<std::uint64_t, std::uint64_t>::create(pool, heap, anchor, set_layout::hash);
+//   (persist anchor: pwb + pfence, the caller's commit point)
+//   t.insert(1, 10); t.insert_or_assign(1, 11); t.get(1) == 11; t.erase(1);
+//   ... crash ...
+//   heap.recover(); soft_table<..>::recover(pool, heap, anchor); heap.finish_recovery();
+//   auto t2 = soft_table<..>::open(pool, heap, anchor, set_layout::hash);   // O(n) rebuild
+//
+// Modules: soft_pnode.hpp (the persistent line and its member rule), soft_list.hpp (the
+// lock-free algorithm, insert_or_assign and the crash-consistency argument),
+// soft_recovery.hpp (validation and the O(n) rebuild), split_order.hpp (keys, hashing,
+// buckets), node_store.hpp (durable areas), sync/epoch_domain.hpp (reclamation).
+//
+// Costs: insert, erase and insert_or_assign: one pfence when they change the set (plus
+// what helping another thread's pending update costs), 1-3 pwb; contains and get: none.
+//
+// Crash consistency: the persistent state is the node store (header + areas) and nothing
+// else; a PNode's line says whether it is a member. create() commits with the caller's
+// anchor; recover() only confirms the store's pending areas; open() validates every slot
+// before it writes anything and rebuilds the volatile list and buckets (soft_recovery.hpp).
+// A close needs no write: open always rebuilds from the areas.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/pool.hpp"
+#include "ferrite/sets/node_store.hpp"
+#include "ferrite/sets/soft_list.hpp"
+#include "ferrite/sets/soft_recovery.hpp"
+#include "ferrite/sets/split_order.hpp"
+
+namespace ferrite::sets {
+
+template <class K, class V = no_value>
+class soft_table {
+    using list_t = soft::list<K, V>;
+
+public:
+    struct options {
+        unsigned recovery_threads = 0;          // open(): scan threads (0: hardware concurrency)
+        std::uint32_t area_bytes = 64 * 1024;   // create(): durable area size (power of two >= 4 KiB)
+        std::uint64_t growth_check_interval = 64;  // hash: inserts of a thread between load checks
+    };
+    using key_type = K;
+    using mapped_type = V;
+    static constexpr std::uint32_t algorithm_id = soft::algorithm_id;
+    static_assert(check_payload<K, V>());
+
+    static node_store_shape shape(set_layout l, std::uint32_t area_bytes) {
+        node_store_shape s;
+        s.algorithm = algorithm_id;
+        s.layout = static_cast<std::uint32_t>(l);
+        s.key_size = sizeof(K);
+        s.value_size = static_cast<std::uint32_t>(soft::payload_io<K, V>::value_bytes);
+        s.area_bytes = area_bytes;
+        // blank_node: all zero = valid and deleted with polarity 0: not a member.
+        return s;
+    }
+
+    static soft_table create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
+                             set_layout l, options o = {}) {
+        auto store = node_store::create(pool, heap, anchor, shape(l, o.area_bytes));
+        return soft_table(std::make_unique<list_t>(std::move(store), l, growth(o)));
+    }
+
+    // Validates the store and every PNode, then rebuilds (O(n)). Writes only after validation.
+    static soft_table open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor, set_layout l,
+                           options o = {}) {
+        const auto recorded = node_store::recorded_shape(pool, heap, anchor);
+        auto store = node_store::open(pool, heap, anchor, shape(l, recorded.area_bytes));
+        soft_table t(std::make_unique<list_t>(std::move(store), l, growth(o)));
+        t.report_ = soft::rebuild(*t.list_, o.recovery_threads);
+        return t;
+    }
+
+    // Read-only: the store and every PNode; returns the pool offsets of the heap blocks the
+    // set owns. Throws damaged_pool (or pool_error(type_mismatch) for another algorithm).
+    static std::vector<std::uint64_t> validate(const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
+                                               std::uint64_t anchor) {
+        auto blocks = node_store::validate(pool, heap, anchor);
+        const auto s = node_store::recorded_shape(pool, heap, anchor);
+        if (s.algorithm != algorithm_id || s.key_size != sizeof(K) ||
+            s.value_size != soft::payload_io<K, V>::value_bytes)
+            throw pool_error(pool_errc::type_mismatch,
+                             "the durable set at anchor " + std::to_string(anchor) + " holds algorithm " +
+                                 std::to_string(s.algorithm) + " with " + std::to_string(s.key_size) + "-byte keys and " +
+                                 std::to_string(s.value_size) + "-byte values, not a SOFT set of this type");
+        std::byte* base = pool.base();
+        const std::uint64_t header = static_cast<std::uint64_t>(heap.base() - base) + anchor;
+        std::vector<std::uint64_t> areas;  // sorted pool offsets of the area blocks
+        for (auto off : blocks)
+            if (off != header) areas.push_back(off);
+        std::sort(areas.begin(), areas.end());
+        const std::uint64_t area_bytes = s.area_bytes;
+        const soft::slot_locator locate = [&](std::uint64_t off) -> const soft::pnode* {
+            auto it = std::upper_bound(areas.begin(), areas.end(), off);
+            if (it == areas.begin()) return nullptr;
+            const std::uint64_t a = *(it - 1);
+            const std::uint64_t within = off - a;
+            if (within < node_size || within >= area_bytes || within % node_size != 0) return nullptr;
+            return reinterpret_cast<const soft::pnode*>(base + off);
+        };
+        for (auto a : areas)
+            for (std::uint64_t off = a + node_size; off < a + area_bytes; off += node_size)
+                soft::classify<K, V>(reinterpret_cast<const soft::pnode*>(base + off), off, locate);
+        return blocks;
+    }
+
+    // Crash recovery of the store, between heap.recover() and heap.finish_recovery(). The
+    // members are rebuilt by open().
+    static void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor) {
+        node_store::recover(pool, heap, anchor);
+    }
+
+    soft_table(soft_table&&) noexcept = default;
+    soft_table& operator=(soft_table&&) noexcept = default;
+
+    bool insert(const K& key, const V& value = {}) { return list_->insert(key, value); }
+    bool erase(const K& key) { return list_->erase(key); }
+    bool contains(const K& key) const { return list_->contains(key); }
+    std::optional<V> get(const K& key) const { return list_->get(key); }
+    bool insert_or_assign(const K& key, const V& value) { return list_->insert_or_assign(key, value); }
+    std::size_t size() const noexcept { return list_->size(); }
+    template <class F>
+    void for_each(F&& f) const {
+        list_->for_each(std::forward<F>(f));
+    }
+
+    // What the last open() found (members, dead slots by kind, dropped duplicates).
+    const soft::recovery_report& last_recovery() const noexcept { return report_; }
+    std::uint64_t bucket_count() const noexcept { return list_->directory().bucket_count(); }
+    const node_store& store() const noexcept { return list_->store(); }
+
+private:
+    explicit soft_table(std::unique_ptr<list_t> l) : list_(std::move(l)) {}
+    static typename bucket_directory<soft::node<K, V>>::growth growth(const options& o) {
+        return {true, o.growth_check_interval, 2};
+    }
+
+    std::unique_ptr<list_t> list_;
+    soft::recovery_report report_{};
+};
+
+}  // namespace ferrite::sets

@@ -1,0 +1,385 @@
+// ferrite/sets/split_order.hpp: keys, hashing and the split-ordered bucket directory shared by
+// the durable sets (SOFT and link-free, lists and hash tables).
+//
+// Algorithm: split-ordered lists (Shalev & Shavit, "Split-ordered lists: lock-free extensible
+// hash tables", JACM 2006). Every node of a hash table lives in ONE sorted lock-free list,
+// ordered by its split-order key (so_key) = the bits of its hash reversed; a bucket is a
+// pointer to a sentinel node inside that list. Doubling the bucket count never moves a node:
+// bucket b's items are the items of its parent bucket (b with its top bit cleared) whose
+// so-keys lie after b's sentinel, so a new bucket is made by inserting one sentinel
+// ("lazy initialisation").
+//
+// What differs from the durable-sets paper (Zuriel et al., OOPSLA 2019): the paper's hash
+// sets are a fixed array of lists (L140), no resizing. Here the table grows, and because
+// neither algorithm persists links, the directory is purely volatile: no bucket pointer and
+// no bucket count reach the media. Recovery recomputes every so-key from the key (a so-key
+// is never read from the media as trusted) and rebuilds list and directory in O(n).
+//
+// What differs from Shalev & Shavit:
+//   * order = (so_key, key bytes by memcmp): keys are byte strings, so two keys with one
+//     hash are ordered by their bytes (the paper's keys are distinct integers);
+//   * regular so_key = reverse_bits(hash) | 1, sentinel so_key of bucket b = reverse_bits(b)
+//     (low bit 0): a sentinel and a regular node never tie; the hash's top bit is dropped
+//     (bucket counts stay far below 2^63);
+//   * the directory is segmented (segment s holds 2^s buckets, allocated on first use with
+//     one CAS), so it never moves and readers need no lock or hazard for it;
+//   * the list layout (an ordered set, no hashing) is the degenerate case: one bucket whose
+//     sentinel is the head (so_key 0), every regular node so_key 1, order by key bytes.
+//
+// Growth: an approximate count (striped per thread, padded counters); every
+// `check_interval` counted inserts of a stripe, when count > 2 * bucket_count, bucket_count
+// doubles by CAS. No rehash, no stop-the-world. Sentinels are volatile nodes owned by the
+// list; they are never removed while the table lives.
+//
+// Crash consistency: nothing here is persistent. A crash loses the directory and the
+// sentinels; recovery rebuilds them from the members (rebuild_split_ordered below).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include "ferrite/sync/thread_id.hpp"
+
+namespace ferrite::sets {
+
+// The value type of a set: an empty struct, stored in 0 bytes.
+struct no_value {
+    friend bool operator==(no_value, no_value) noexcept { return true; }
+};
+
+// (Not "layout": node_store_layout.hpp has a namespace sets::layout.)
+enum class set_layout : std::uint32_t { list = 1, hash = 2 };
+
+// Payload rules common to both algorithms: one node is one 64-byte line holding 24 bytes of
+// the algorithm's own fields, so key + value get 40 bytes.
+template <class K, class V>
+inline constexpr std::size_t payload_size = sizeof(K) + (std::is_empty_v<V> ? 0 : sizeof(V));
+
+template <class K, class V>
+constexpr bool check_payload() {
+    static_assert(std::is_trivially_copyable_v<K>,
+                  "durable set keys are stored as bytes: use a trivially copyable key type");
+    static_assert(std::is_trivially_copyable_v<V>,
+                  "durable map values are stored as bytes: use a trivially copyable value type");
+    static_assert(payload_size<K, V> <= 40,
+                  "a durable set node is one 64-byte line: sizeof(key) + sizeof(value) must be "
+                  "<= 40 bytes; store a larger value elsewhere (e.g. a heap offset) and keep its "
+                  "offset in the map");
+    return true;
+}
+
+// ---- bits and hashing ----------------------------------------------------------------
+
+constexpr std::uint64_t reverse_bits(std::uint64_t x) noexcept {
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    x = ((x >> 8) & 0x00FF00FF00FF00FFull) | ((x & 0x00FF00FF00FF00FFull) << 8);
+    x = ((x >> 16) & 0x0000FFFF0000FFFFull) | ((x & 0x0000FFFF0000FFFFull) << 16);
+    return (x >> 32) | (x << 32);
+}
+
+// The murmur3 64-bit finalizer: every input bit affects every output bit.
+constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+// Hash of the key's bytes (the object representation: keys with padding must zero it).
+template <class K>
+std::uint64_t hash_key(const K& key) noexcept {
+    static_assert(std::is_trivially_copyable_v<K>);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&key);
+    if constexpr (sizeof(K) == 8) {
+        std::uint64_t w;
+        std::memcpy(&w, bytes, 8);
+        return mix64(w);
+    } else {
+        std::uint64_t h = 0x9e3779b97f4a7c15ull ^ (sizeof(K) * 0xbf58476d1ce4e5b9ull);
+        std::size_t i = 0;
+        for (; i + 8 <= sizeof(K); i += 8) {
+            std::uint64_t w;
+            std::memcpy(&w, bytes + i, 8);
+            h = std::rotl(h ^ mix64(w), 27) * 0x94d049bb133111ebull;
+        }
+        if (i < sizeof(K)) {
+            std::uint64_t w = 0;
+            std::memcpy(&w, bytes + i, sizeof(K) - i);
+            h = std::rotl(h ^ mix64(w), 27) * 0x94d049bb133111ebull;
+        }
+        return mix64(h);
+    }
+}
+
+template <class K>
+bool keys_equal(const K& a, const K& b) noexcept {
+    return std::memcmp(&a, &b, sizeof(K)) == 0;
+}
+template <class K>
+int compare_keys(const K& a, const K& b) noexcept {
+    return std::memcmp(&a, &b, sizeof(K));
+}
+
+constexpr std::uint64_t regular_so_key(std::uint64_t hash) noexcept { return reverse_bits(hash) | 1; }
+constexpr std::uint64_t sentinel_so_key(std::uint64_t bucket) noexcept { return reverse_bits(bucket); }
+constexpr bool is_sentinel_so_key(std::uint64_t so_key) noexcept { return (so_key & 1) == 0; }
+// The list layout: every regular node has so_key 1 (order by key bytes), the head 0.
+inline constexpr std::uint64_t list_so_key = 1;
+
+// A key's place in the list order.
+template <class K>
+struct search_key {
+    std::uint64_t so_key;
+    const K* key;  // nullptr for a sentinel
+    std::uint64_t hash;
+};
+
+template <class K>
+search_key<K> make_search_key(const K& key, set_layout l) noexcept {
+    if (l == set_layout::list) return {list_so_key, &key, 0};
+    const std::uint64_t h = hash_key(key);
+    return {regular_so_key(h), &key, h};
+}
+
+// Order of a node (so_key, key) against a search key: <0, 0, >0. A sentinel (even so_key)
+// never compares equal to a regular key because their so-keys differ.
+template <class K>
+int compare_position(std::uint64_t node_so_key, const K* node_key, const search_key<K>& s) noexcept {
+    if (node_so_key != s.so_key) return node_so_key < s.so_key ? -1 : 1;
+    if (is_sentinel_so_key(node_so_key)) return 0;
+    return compare_keys(*node_key, *s.key);
+}
+
+// ---- approximate count ------------------------------------------------------------------
+
+// Per-thread striped counters: an insert or erase touches its stripe only (relaxed).
+class approximate_counter {
+public:
+    static constexpr unsigned stripes = 64;
+
+    // Adds delta to the caller's stripe; returns the stripe's insert tick after the call
+    // (counts only additions), so the caller can act every N inserts.
+    std::uint64_t add(std::int64_t delta) noexcept {
+        auto& s = stripe_[sync::this_thread_id() % stripes];
+        s.count.fetch_add(delta, std::memory_order_relaxed);
+        if (delta > 0) return s.ticks.fetch_add(1, std::memory_order_relaxed) + 1;
+        return 0;
+    }
+    std::int64_t sum() const noexcept {
+        std::int64_t n = 0;
+        for (const auto& s : stripe_) n += s.count.load(std::memory_order_relaxed);
+        return n;
+    }
+    std::size_t approximate() const noexcept {
+        const auto n = sum();
+        return n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
+    // Quiescent: the count after a rebuild.
+    void reset(std::int64_t n) noexcept {
+        for (auto& s : stripe_) {
+            s.count.store(0, std::memory_order_relaxed);
+            s.ticks.store(0, std::memory_order_relaxed);
+        }
+        stripe_[0].count.store(n, std::memory_order_relaxed);
+    }
+
+private:
+    struct alignas(64) stripe {
+        std::atomic<std::int64_t> count{0};
+        std::atomic<std::uint64_t> ticks{0};
+    };
+    std::array<stripe, stripes> stripe_{};
+};
+
+// ---- the bucket directory ------------------------------------------------------------------
+
+// Segmented array of bucket sentinels: bucket b lives in segment s = floor(log2(b + 1)) at
+// index b + 1 - 2^s; segment s has 2^s slots, allocated on first use. Slots hold the
+// sentinel (nullptr: not initialised yet). Node is the list's volatile node type; the list
+// supplies `insert_sentinel(Node* start, std::uint64_t so_key) -> Node*`, which inserts a
+// sentinel with that so-key into the list after `start` or returns the one already there
+// (insert-or-find: a concurrent initialiser may have won).
+template <class Node>
+class bucket_directory {
+public:
+    static constexpr unsigned segment_count = 48;
+    static constexpr std::uint64_t max_buckets = std::uint64_t{1} << 47;
+
+    struct growth {
+        bool enabled = true;
+        std::uint64_t check_interval = 64;  // inserts of a stripe between two checks, >= 1
+        std::uint64_t load_factor = 2;      // grow when count > load_factor * bucket_count
+    };
+
+    // bucket 0's sentinel is the list head (so_key 0), owned by the list.
+    bucket_directory(Node* head, growth g = {}) : growth_(g) {
+        if (growth_.check_interval == 0) growth_.check_interval = 1;
+        slot(0).store(head, std::memory_order_release);
+    }
+    ~bucket_directory() {
+        for (auto& seg : segments_) delete[] seg.load(std::memory_order_relaxed);
+    }
+    bucket_directory(const bucket_directory&) = delete;
+    bucket_directory& operator=(const bucket_directory&) = delete;
+
+    std::uint64_t bucket_count() const noexcept { return bucket_count_.load(std::memory_order_acquire); }
+    Node* head() const noexcept { return segments_[0].load(std::memory_order_acquire)[0].load(std::memory_order_acquire); }
+
+    // The sentinel to start a search for `hash` from (initialising its bucket if needed).
+    template <class InsertSentinel>
+    Node* start_for(std::uint64_t hash, InsertSentinel&& insert_sentinel) {
+        const std::uint64_t b = hash & (bucket_count() - 1);
+        return bucket(b, insert_sentinel);
+    }
+
+    // Bucket b's sentinel, initialised lazily (parent first; depth <= 47).
+    template <class InsertSentinel>
+    Node* bucket(std::uint64_t b, InsertSentinel&& insert_sentinel) {
+        auto& s = slot(b);
+        if (Node* n = s.load(std::memory_order_acquire)) return n;
+        const std::uint64_t parent = b & ~(std::uint64_t{1} << (static_cast<unsigned>(std::bit_width(b)) - 1));
+        Node* start = bucket(parent, insert_sentinel);
+        Node* sentinel = insert_sentinel(start, sentinel_so_key(b));
+        Node* expected = nullptr;
+        // A concurrent initialiser found or inserted the same (unique) sentinel.
+        s.compare_exchange_strong(expected, sentinel, std::memory_order_acq_rel);
+        return sentinel;
+    }
+
+    // Counts an insert (+1) or erase (-1); after every check_interval inserts of a stripe,
+    // doubles the bucket count when the table is loaded beyond the load factor.
+    void count(std::int64_t delta) noexcept {
+        const std::uint64_t tick = count_.add(delta);
+        if (!growth_.enabled || tick == 0 || tick % growth_.check_interval != 0) return;
+        grow_if_loaded();
+    }
+    void grow_if_loaded() noexcept {
+        std::uint64_t n = bucket_count();
+        const std::int64_t c = count_.sum();
+        if (c > 0 && static_cast<std::uint64_t>(c) > growth_.load_factor * n && n < max_buckets)
+            bucket_count_.compare_exchange_strong(n, n * 2, std::memory_order_acq_rel);
+    }
+    std::size_t size() const noexcept { return count_.approximate(); }
+
+    // Recovery (quiescent): bucket count and count after a rebuild, sentinel of bucket b.
+    void reset(std::uint64_t buckets, std::int64_t members) noexcept {
+        bucket_count_.store(buckets, std::memory_order_release);
+        count_.reset(members);
+    }
+    void set_sentinel(std::uint64_t b, Node* sentinel) { slot(b).store(sentinel, std::memory_order_release); }
+    Node* sentinel_if_initialised(std::uint64_t b) const noexcept {
+        const unsigned s = segment_of(b);
+        if (s >= segment_count) return nullptr;
+        auto* seg = segments_[s].load(std::memory_order_acquire);
+        return seg ? seg[index_in_segment(b, s)].load(std::memory_order_acquire) : nullptr;
+    }
+
+    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b + 1) - 1); }
+    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b + 1 - (std::uint64_t{1} << s); }
+
+private:
+    std::atomic<Node*>& slot(std::uint64_t b) {
+        const unsigned s = segment_of(b);
+        if (s >= segment_count) __builtin_unreachable();  // b < max_buckets: bucket_count's cap
+        auto* seg = segments_[s].load(std::memory_order_acquire);
+        if (seg == nullptr) {
+            auto* fresh = new std::atomic<Node*>[std::size_t{1} << s]();
+            if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel))
+                seg = fresh;
+            else
+                delete[] fresh;  // another thread's segment won; seg holds it
+        }
+        return seg[index_in_segment(b, s)];
+    }
+
+    std::array<std::atomic<std::atomic<Node*>*>, segment_count> segments_{};
+    std::atomic<std::uint64_t> bucket_count_{1};
+    growth growth_;
+    approximate_counter count_;
+};
+
+// Bucket count for a table of n members after recovery: next power of two >= n / 2.
+inline std::uint64_t recovered_bucket_count(std::size_t n) noexcept {
+    const std::uint64_t want = std::max<std::uint64_t>(1, (n + 1) / 2);  // n / 2 rounded up
+    return std::min<std::uint64_t>(std::bit_ceil(want), std::uint64_t{1} << 47);
+}
+
+// The i-th bucket in list order among `buckets` (a power of two) buckets: sentinel so-keys
+// are reverse_bits(b), so list order visits buckets by their bits reversed within log2 width.
+inline std::uint64_t bucket_in_list_order(std::uint64_t i, std::uint64_t buckets) noexcept {
+    if (buckets <= 1) return 0;
+    const int width = static_cast<int>(std::bit_width(buckets)) - 1;
+    return reverse_bits(i) >> (64 - width);
+}
+
+// Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
+// one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
+// a traversal from the head. Policy:
+//   std::uint64_t hash(const Node*)            (0 for the list layout)
+//   std::uint64_t so_key(const Node*)
+//   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
+//   Node* make_sentinel(std::uint64_t so_key)  (a new volatile sentinel)
+//   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
+//   optional: void drop_duplicate(Node* kept, Node* dropped)
+//             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
+//             `dropped` is not linked; without this member duplicates are linked as found)
+// head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
+// and its count to the members linked. Returns that count.
+template <class Node, class Policy>
+std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
+                           std::uint64_t buckets, Policy& policy) {
+    // Counting sort by bucket: O(n + buckets).
+    std::vector<std::size_t> start(buckets + 1, 0);
+    const std::uint64_t mask = buckets - 1;
+    for (Node* n : members) ++start[(policy.hash(n) & mask) + 1];
+    for (std::uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+    std::vector<Node*> sorted(members.size());
+    {
+        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+        for (Node* n : members) sorted[fill[policy.hash(n) & mask]++] = n;
+    }
+    Node* tail = head;
+    std::size_t linked = 0;
+    for (std::uint64_t i = 0; i < buckets; ++i) {
+        const std::uint64_t b = bucket_in_list_order(i, buckets);
+        if (b != 0) {
+            Node* s = policy.make_sentinel(sentinel_so_key(b));
+            policy.link(tail, s);
+            dir.set_sentinel(b, s);
+            tail = s;
+        }
+        auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[b]);
+        auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
+        std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
+        for (auto it = first; it != last; ++it) {
+            if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
+                if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
+                    !policy.less(tail, *it) && !policy.less(*it, tail)) {
+                    policy.drop_duplicate(tail, *it);
+                    continue;
+                }
+            }
+            policy.link(tail, *it);
+            tail = *it;
+            ++linked;
+        }
+    }
+    policy.link(tail, nullptr);
+    dir.reset(buckets, static_cast<std::int64_t>(linked));
+    return linked;
+}
+
+}  // namespace ferrite::sets

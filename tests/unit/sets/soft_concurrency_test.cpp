@@ -1,0 +1,97 @@
+// soft_table under threads: every thread owns a key class (exact per-thread models) and all
+// threads also fight over a few shared keys (insert, erase, upsert, reads), in both layouts,
+// with the hash table growing meanwhile; then the contents agree with the models, survive a
+// reopen, and shared keys hold a value some thread wrote.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "soft_test_support.hpp"
+
+namespace ferrite::sets::test {
+namespace {
+
+using u64_map = soft_table<std::uint64_t, std::uint64_t>;
+
+class SoftConcurrency : public soft_pool_test, public ::testing::WithParamInterface<set_layout> {};
+
+TEST_P(SoftConcurrency, OwnedKeysMatchModelsAndSharedKeysStayConsistent) {
+    constexpr unsigned threads = 4;
+    constexpr int ops = 3000;
+    constexpr std::uint64_t shared_keys = 8;  // keys 0..7, values tagged with the writer
+    auto t = std::make_unique<u64_map>(create<u64_map>(GetParam(), {0, 4096, 4}));
+    std::vector<std::map<std::uint64_t, std::uint64_t>> models(threads);
+    std::atomic<bool> bad_shared_value{false};
+    std::vector<std::thread> ts;
+    for (unsigned id = 0; id < threads; ++id)
+        ts.emplace_back([&, id] {
+            std::mt19937_64 rng(id + 1);
+            auto& model = models[id];
+            for (int i = 0; i < ops; ++i) {
+                if (rng() % 3 == 0) {  // shared keys: any outcome, but values must be genuine
+                    const std::uint64_t k = rng() % shared_keys;
+                    const std::uint64_t v = (k << 32) | (id << 16) | static_cast<std::uint64_t>(i & 0xffff);
+                    switch (rng() % 4) {
+                        case 0: t->insert(k, v); break;
+                        case 1: t->erase(k); break;
+                        case 2: t->insert_or_assign(k, v); break;
+                        default:
+                            if (auto got = t->get(k); got && (*got >> 32) != k) bad_shared_value = true;
+                    }
+                    continue;
+                }
+                const std::uint64_t k = 100 + (rng() % 200) * threads + id;  // owned by this thread
+                const std::uint64_t v = rng();
+                switch (rng() % 4) {
+                    case 0: ASSERT_EQ(t->insert(k, v), model.emplace(k, v).second); break;
+                    case 1: ASSERT_EQ(t->erase(k), model.erase(k) == 1); break;
+                    case 2: {
+                        const bool fresh = !model.contains(k);
+                        model[k] = v;
+                        ASSERT_EQ(t->insert_or_assign(k, v), fresh);
+                        break;
+                    }
+                    default: {
+                        auto it = model.find(k);
+                        ASSERT_EQ(t->get(k), it == model.end() ? std::nullopt : std::optional(it->second));
+                    }
+                }
+            }
+        });
+    for (auto& th : ts) th.join();
+    EXPECT_FALSE(bad_shared_value.load());
+    auto check = [&] {
+        std::map<std::uint64_t, std::uint64_t> owned;
+        std::size_t shared = 0;
+        std::size_t visits = 0;
+        t->for_each([&](const std::uint64_t& k, const std::uint64_t& v) {
+            ++visits;
+            if (k < shared_keys) {
+                ++shared;
+                EXPECT_EQ(v >> 32, k);
+            } else {
+                owned[k] = v;
+            }
+        });
+        std::map<std::uint64_t, std::uint64_t> expected;
+        for (auto& m : models) expected.insert(m.begin(), m.end());
+        EXPECT_TRUE(owned == expected);
+        EXPECT_EQ(t->size(), expected.size() + shared);
+        EXPECT_EQ(visits, expected.size() + shared);
+    };
+    check();
+    t.reset();
+    t = std::make_unique<u64_map>(open<u64_map>(GetParam(), {2, 4096, 4}));
+    EXPECT_EQ(t->last_recovery().duplicates, 0u);
+    check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, SoftConcurrency, ::testing::Values(set_layout::list, set_layout::hash),
+                         [](const ::testing::TestParamInfo<set_layout>& p) { return p.param == set_layout::list ? "list" : "hash"; });
+
+}  // namespace
+}  // namespace ferrite::sets::test
