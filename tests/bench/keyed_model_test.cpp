@@ -170,10 +170,11 @@ TEST(BenchKeyedModel, TwoThreadsOnDisjointKeysMatchTheirModels) {
 
 TEST(BenchKeyedModel, MustBeCheckable) {
     scratch_dir dir;
-    for (const char* n : {"map-mutex", "ordered-map-mutex"}) {
+    for (const char* n : {"map-mutex", "ordered-map-mutex", "soft-hash", "soft-list", "volatile-hash"}) {
         const auto* k = fb::find_subject(n);
         ASSERT_NE(k, nullptr) << n;
         fb::subject_config c{1, 10, dir.path, {}};
+        c.capacity_hint = 64;
         const auto s = k->make(c);
         EXPECT_TRUE(s->visit([](std::uint64_t, std::uint64_t) {})) << n;
         EXPECT_TRUE(s->read_checksum(0).has_value()) << n;
