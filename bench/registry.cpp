@@ -3,6 +3,7 @@
 
 #include "bench/baselines/baselines.hpp"
 #include "bench/baselines/map_baselines.hpp"
+#include "bench/baselines/set_baselines.hpp"
 #include "bench/containers/vector_subjects.hpp"
 #include "bench/containers/pfc_subjects.hpp"
 #include "bench/containers/dfc_subjects.hpp"
@@ -19,6 +20,7 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
     register_map_baselines(out);  // keyed: map-mutex, ordered-map-mutex
+    register_set_baselines(out);  // keyed: logfree-list, logfree-hash, pmdk-hash
 }
 
 const std::vector<subject_kind>& subjects() {
