@@ -1,0 +1,144 @@
+// ferrite/sets/linkfree_node.hpp: the node of the link-free list and hash set, its validity
+// bits and its flush flags.
+//
+// Paper: durable sets (Zuriel, Friedman, Sheffi, Cohen, Petrank, OOPSLA 2019), section 3,
+// Listing 1 (L148-164) and the auxiliary functions (L166-176).
+//
+// One node is one 64-byte line, in a node_store slot (sets/node_store.hpp) or, for the
+// volatile sentinels (the list head, the hash set's bucket sentinels), allocated with new:
+//   u8 v1, u8 v2          validity bits: valid iff v1 == v2 (each 0 or 1 on the media)
+//   u8 insert_flushed     FLUSH_INSERT already wrote this node's insertion back
+//   u8 delete_flushed     FLUSH_DELETE already wrote this node's deletion back
+//   u32 pad
+//   u64 next              raw pointer to the successor | Harris mark in bit 0 (deleted)
+//   u64 so_key            order: (so_key, key bytes); recomputed from the key at recovery
+//   K key; V value        sizeof(K) + sizeof(V) <= 40
+// Links are never persisted meaningfully: recovery reads only next's mark bit. A node is a
+// member of the set after a crash iff it is valid and unmarked.
+//
+// Every field that threads race on (v1, v2, the flags, next) is accessed through
+// std::atomic_ref; key, value and so_key are written only while the node is unreachable
+// (between allocation and the release CAS that links it) and read after an acquire load.
+//
+// The states of a slot, as the media may hold them (stores to one line reach the media in
+// program order, so the media always holds a prefix of the line's stores):
+//   blank / free         valid, next = marked null (1): not a member. blank_line() is what
+//                        node_store writes to never-used slots, and normalise() brings every
+//                        dead node found at recovery to the same state before it is reused.
+//   initialising         prepare_insert() first flips v1 (invalid), then writes key, value,
+//                        so_key, flags and next: every prefix of these is invalid.
+//   linked, invalid      after the linking CAS, until some thread makes it valid: a crash
+//                        loses the insertion (it had not been reported).
+//   valid, unmarked      a member (make_valid(), then flush_insert() before reporting it).
+//   valid, marked        deleted (remove makes the node valid before marking it, so a
+//                        marked node is always valid, L272); flush_delete() before reporting.
+//   abandoned            an insert whose CAS lost and that found the key present after all:
+//                        abandon() writes next = marked null, then v2 := v1 (valid, marked),
+//                        so the line never reads valid and unmarked with the dead key.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "ferrite/pmem/primitives.hpp"
+#include "ferrite/sets/node_store.hpp"
+#include "ferrite/sets/split_order.hpp"
+
+namespace ferrite::sets {
+
+inline constexpr std::uintptr_t linkfree_mark = 1;
+
+template <class K, class V>
+struct alignas(node_size) linkfree_node {
+    static_assert(check_payload<K, V>());
+
+    std::uint8_t v1;
+    std::uint8_t v2;
+    std::uint8_t insert_flushed;
+    std::uint8_t delete_flushed;
+    std::uint32_t pad;
+    std::uintptr_t next;
+    std::uint64_t so_key;
+    K key;
+    [[no_unique_address]] V value;
+
+    // --- atomic views of the raced fields ---
+    std::atomic_ref<std::uint8_t> a_v1() noexcept { return std::atomic_ref<std::uint8_t>(v1); }
+    std::atomic_ref<std::uint8_t> a_v2() noexcept { return std::atomic_ref<std::uint8_t>(v2); }
+    std::atomic_ref<std::uintptr_t> a_next() noexcept { return std::atomic_ref<std::uintptr_t>(next); }
+
+    std::uintptr_t load_next() noexcept { return a_next().load(std::memory_order_acquire); }
+    bool marked() noexcept { return (load_next() & linkfree_mark) != 0; }
+    bool valid() noexcept { return a_v1().load(std::memory_order_acquire) == a_v2().load(std::memory_order_acquire); }
+
+    // makeValid (L176): v2 := v1. Every thread that makes a node valid stores the same value.
+    void make_valid() noexcept {
+        const auto b = a_v1().load(std::memory_order_acquire);
+        if (a_v2().load(std::memory_order_acquire) != b) a_v2().store(b, std::memory_order_release);
+    }
+
+    // FLUSH_INSERT / FLUSH_DELETE (L170-172): write the line back and fence, once. A flag is
+    // set only after the fence, by a thread that saw the state it stands for (valid, or
+    // marked) before its write-back, so a set flag means that state is durable.
+    void flush_insert() noexcept {
+        std::atomic_ref<std::uint8_t> flag(insert_flushed);
+        if (flag.load(std::memory_order_acquire) != 0) return;
+        pmem::pwb(this);
+        pmem::pfence();
+        flag.store(1, std::memory_order_release);
+    }
+    void flush_delete() noexcept {
+        std::atomic_ref<std::uint8_t> flag(delete_flushed);
+        if (flag.load(std::memory_order_acquire) != 0) return;
+        pmem::pwb(this);
+        pmem::pfence();
+        flag.store(1, std::memory_order_release);
+    }
+
+    // Allocation (L231-236, before the link): the node is valid (free or blank) and
+    // unreachable. flipV1 makes it invalid first; the release fence keeps the compiler from
+    // moving the other stores of this line above it (the hardware keeps one line's stores in
+    // order on their way to the media).
+    void prepare_insert(std::uint64_t so, const K& k, const V& v, linkfree_node* succ) noexcept {
+        a_v1().store(static_cast<std::uint8_t>(a_v1().load(std::memory_order_relaxed) ^ 1U), std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        std::atomic_ref<std::uint8_t>(insert_flushed).store(0, std::memory_order_relaxed);
+        std::atomic_ref<std::uint8_t>(delete_flushed).store(0, std::memory_order_relaxed);
+        so_key = so;
+        std::memcpy(&key, &k, sizeof(K));
+        if constexpr (!std::is_empty_v<V>) std::memcpy(&value, &v, sizeof(V));
+        a_next().store(reinterpret_cast<std::uintptr_t>(succ), std::memory_order_relaxed);
+    }
+
+    // An initialised node that was never linked goes back to "valid and deleted" (the
+    // listing omits this): marked first, then valid, so no prefix is valid and unmarked.
+    void abandon() noexcept {
+        a_next().store(linkfree_mark, std::memory_order_release);
+        make_valid();
+    }
+
+    // Recovery: a dead node (invalid, or valid and marked) to the free state, the same
+    // order as abandon(). Volatile: if it never reaches the media, the media still holds a
+    // dead line, and the next prepare_insert() store reaches it only after these.
+    void normalise() noexcept {
+        abandon();
+        std::atomic_ref<std::uint8_t>(insert_flushed).store(0, std::memory_order_relaxed);
+        std::atomic_ref<std::uint8_t>(delete_flushed).store(0, std::memory_order_relaxed);
+    }
+
+    static linkfree_node* from(node_line* line) noexcept { return reinterpret_cast<linkfree_node*>(line); }
+    node_line* line() noexcept { return reinterpret_cast<node_line*>(this); }
+};
+
+// The line node_store writes to every fresh slot: valid (0, 0), next = marked null.
+inline node_line linkfree_blank_line() noexcept {
+    node_line l{};
+    const std::uintptr_t marked_null = linkfree_mark;
+    std::memcpy(l.bytes + 8, &marked_null, sizeof marked_null);
+    return l;
+}
+
+}  // namespace ferrite::sets

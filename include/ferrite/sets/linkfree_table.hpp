@@ -1,0 +1,334 @@
+// ferrite/sets/linkfree_table.hpp: the link-free durable set / map (ordered list or
+// split-ordered hash set), its API, creation, validation and O(n) recovery.
+//
+// Paper: durable sets (Zuriel et al., OOPSLA 2019): the link-free list (section 3, L148-304,
+// the algorithm in linkfree_list.hpp), the hash set as buckets of link-free lists (L140),
+// durable areas and recovery (L292-304, L567-587).
+//
+//   auto t = linkfree_table<std::uint64_t>::create(pool, heap, anchor, layout::hash);
+//   // the caller persists `anchor` (pwb + pfence): its commit point, as for every structure
+//   t.insert(7); t.contains(7); t.erase(7);
+//   // after a restart, between heap.recover() and heap.finish_recovery():
+//   linkfree_table<std::uint64_t>::recover(pool, heap, anchor);
+//   auto u = linkfree_table<std::uint64_t>::open(pool, heap, anchor, layout::hash);
+//
+// Layouts (sets/split_order.hpp): `list` is one sorted list behind a head sentinel
+// (so_key 0; every node so_key 1, ordered by key bytes); `hash` is one split-ordered list
+// whose volatile bucket directory grows by doubling (Shalev & Shavit), bucket sentinels
+// being volatile nodes (never in the node store). Nothing of the directory is persistent.
+//
+// What differs from the paper:
+//   * the hash set grows (split ordering) instead of a fixed bucket array;
+//   * recovery is O(n) and parallel instead of one insertion from the head per member
+//     (O(n^2) for one long list): the areas are scanned in parallel (members = valid and
+//     unmarked), the members are bucketed by counting sort on their recomputed so-keys and
+//     each bucket's few nodes sorted (the list layout: one bucket, an O(n log n) sort), then
+//     sentinels and members are linked in one pass, without a traversal;
+//   * nothing read from the media is trusted (below);
+//   * no insert_or_assign: replacing a present key's value needs the old node and the new
+//     one to change membership in one durable step. In the link-free scheme each node's
+//     own line says whether it is a member, so after a crash between the two lines' write-
+//     backs the media can hold both valid and unmarked (or neither); telling which one
+//     wins needs a persistent "supersedes" record naming the old slot and its incarnation
+//     (the SOFT map's superseded_by), validated at recovery, plus a replace state that
+//     helpers can finish. That is the SOFT map's design (sets/soft_*), not this one: the
+//     link-free map offers insert (absent only), erase, get and contains.
+//
+// Crash consistency: the list's argument (linkfree_list.hpp) for every operation; the node
+// store's for areas (node_store.hpp). create() writes only the node store's header (the
+// anchor is the caller's commit point). open() writes no persistence instruction: every
+// member it finds is durable already (it read it from the media), and what it writes to
+// lines (links, so-keys, flags, dead nodes made "valid and deleted") is volatile state
+// whose loss leaves the same membership: a dead node normalised or not is not a member,
+// and its next user's first store (flipping v1) reaches the media only after the
+// normalising stores of the same line. So open() is restartable and needs no flush; the
+// persistent part of recovery is the node store's (recover()).
+//
+// Validation (never trust the media): open() validates the store (header, areas, shape
+// against K, V, layout and the algorithm) and then every slot before writing anything:
+// validity bits must be 0 or 1, and no two members may hold the same key (a crash cannot
+// make that: an insert passes a node of its key only after the deletion was written back);
+// failures throw damaged_pool naming the area offset. Keys and values are plain bytes; the
+// next word's pointer bits and the so-key are never read (recomputed from the key).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/pool.hpp"
+#include "ferrite/sets/linkfree_list.hpp"
+#include "ferrite/sets/linkfree_node.hpp"
+#include "ferrite/sets/node_store.hpp"
+#include "ferrite/sets/split_order.hpp"
+#include "ferrite/sync/epoch_domain.hpp"
+
+namespace ferrite::sets {
+
+template <class K, class V = no_value>
+class linkfree_table {
+    using list = linkfree_list<K, V>;
+    using node = typename list::node;
+
+public:
+    using key_type = K;
+    using mapped_type = V;
+    static constexpr std::uint32_t algorithm_id = 1;
+
+    struct options {
+        unsigned recovery_threads = 0;          // 0: hardware concurrency
+        std::uint32_t area_bytes = 64 * 1024;   // node store areas (power of two, >= 4 KiB)
+        std::uint64_t growth_check_interval = 64;  // hash: inserts of a stripe between load checks
+    };
+
+    static node_store_shape shape_for(layout l, const options& o) {
+        node_store_shape s;
+        s.algorithm = algorithm_id;
+        s.layout = static_cast<std::uint32_t>(l);
+        s.key_size = sizeof(K);
+        s.value_size = std::is_empty_v<V> ? 0 : sizeof(V);
+        s.area_bytes = o.area_bytes;
+        s.blank_node = linkfree_blank_line();
+        return s;
+    }
+
+    static linkfree_table create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
+                                 layout l, options o = {}) {
+        require_layout(l);
+        auto store = node_store::create(pool, heap, anchor, shape_for(l, o));
+        return linkfree_table(std::make_unique<state>(std::move(store), l, o));
+    }
+
+    // Validates the store and every node, then rebuilds the volatile list in O(n).
+    static linkfree_table open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
+                               layout l, options o = {}) {
+        require_layout(l);
+        auto store = node_store::open(pool, heap, anchor, shape_for(l, o));
+        auto s = std::make_unique<state>(std::move(store), l, o);
+        rebuild(*s, o.recovery_threads);
+        return linkfree_table(std::move(s));
+    }
+
+    // Read-only: the store's blocks, after checking that it holds a link-free set of K, V.
+    static std::vector<std::uint64_t> validate(const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
+                                               std::uint64_t anchor) {
+        auto owned = node_store::validate(pool, heap, anchor);
+        const auto shape = node_store::recorded_shape(pool, heap, anchor);
+        if (shape.algorithm != algorithm_id || shape.key_size != sizeof(K) ||
+            shape.value_size != (std::is_empty_v<V> ? 0 : sizeof(V)) ||
+            (shape.layout != static_cast<std::uint32_t>(layout::list) &&
+             shape.layout != static_cast<std::uint32_t>(layout::hash)))
+            throw pool_error(pool_errc::type_mismatch,
+                             "the durable set at pool offset " + std::to_string(anchor) +
+                                 " is not a link-free set of this key and value size");
+        return owned;
+    }
+
+    // Persistent recovery, between heap.recover() and heap.finish_recovery(): the node
+    // store's (areas whose growth committed are confirmed). Restartable.
+    static void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor) {
+        node_store::recover(pool, heap, anchor);
+    }
+
+    linkfree_table(linkfree_table&&) noexcept = default;
+    linkfree_table& operator=(linkfree_table&&) noexcept = default;
+    ~linkfree_table() = default;
+
+    bool insert(const K& key, const V& value = {}) {
+        auto& s = *state_;
+        auto pinned = s.domain.pin();
+        const auto sk = make_search_key(key, s.lay);
+        const bool done = list::insert(s.env(), s.start_for(sk), sk.so_key, key, value);
+        if (done) s.dir.count(+1);
+        return done;
+    }
+
+    bool erase(const K& key) {
+        auto& s = *state_;
+        auto pinned = s.domain.pin();
+        const auto sk = make_search_key(key, s.lay);
+        const bool done = list::remove(s.env(), s.start_for(sk), sk.so_key, key);
+        if (done) s.dir.count(-1);
+        return done;
+    }
+
+    bool contains(const K& key) const {
+        auto& s = *state_;
+        auto pinned = s.domain.pin();
+        const auto sk = make_search_key(key, s.lay);
+        return list::contains(s.start_for(sk), sk.so_key, key);
+    }
+
+    std::optional<V> get(const K& key) const {
+        auto& s = *state_;
+        auto pinned = s.domain.pin();
+        const auto sk = make_search_key(key, s.lay);
+        V v{};
+        if (!list::contains(s.start_for(sk), sk.so_key, key, &v)) return std::nullopt;
+        return v;
+    }
+
+    std::size_t size() const noexcept { return state_->dir.size(); }
+
+    // f(key, value) for every unmarked node, in list order; weakly consistent.
+    template <class F>
+    void for_each(F&& f) const {
+        auto& s = *state_;
+        auto pinned = s.domain.pin();
+        for (node* n = list::ptr(s.head->load_next()); n != nullptr; n = list::ptr(n->load_next()))
+            if (!is_sentinel_so_key(n->so_key) && !n->marked()) f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
+    }
+
+    layout table_layout() const noexcept { return state_->lay; }
+    // Hash layout: the current bucket count (1 for the list layout).
+    std::uint64_t bucket_count() const noexcept { return state_->dir.bucket_count(); }
+
+private:
+    struct state {
+        node_store store;             // before domain: reclaim functions free into it
+        sync::epoch_domain domain;
+        layout lay;
+        node* head;                   // list head / bucket 0's sentinel (so_key 0)
+        bucket_directory<node> dir;
+
+        state(node_store&& st, layout l, const options& o)
+            : store(std::move(st)), lay(l), head(list::new_sentinel(0)), dir(head, growth_of(l, o)) {}
+        state(const state&) = delete;
+        state& operator=(const state&) = delete;
+        ~state() {
+            domain.reclaim_all();
+            // Sentinels are the only volatile nodes of the list.
+            std::vector<node*> sentinels;
+            for (node* n = head; n != nullptr; n = list::ptr(n->load_next()))
+                if (is_sentinel_so_key(n->so_key)) sentinels.push_back(n);
+            for (node* n : sentinels) delete n;
+        }
+
+        static typename bucket_directory<node>::growth growth_of(layout l, const options& o) {
+            typename bucket_directory<node>::growth g;
+            g.enabled = l == layout::hash;
+            g.check_interval = o.growth_check_interval;
+            return g;
+        }
+        typename list::env env() noexcept { return {&store, &domain}; }
+        node* start_for(const search_key<K>& sk) {
+            if (lay == layout::list) return head;
+            return dir.start_for(sk.hash, [this](node* start, std::uint64_t so) {
+                return list::insert_sentinel(env(), start, so);
+            });
+        }
+    };
+
+    explicit linkfree_table(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
+
+    static void require_layout(layout l) {
+        if (l != layout::list && l != layout::hash)
+            throw usage_error("linkfree_table: layout must be layout::list or layout::hash");
+    }
+
+    static bool member(node* n) noexcept { return n->v1 == n->v2 && (n->next & linkfree_mark) == 0; }
+
+    static std::uint64_t so_key_of(const K& key, layout l) noexcept { return make_search_key(key, l).so_key; }
+
+    struct slot_ref {
+        std::uint64_t so;
+        node* n;
+    };
+
+    // Recovery (see the header): read-only validation and collection, then the writes.
+    static void rebuild(state& s, unsigned threads) {
+        std::mutex m;
+        std::vector<slot_ref> members;
+        // 1. Read only: classify every slot, validate its bits, collect the members.
+        s.store.scan_parallel(threads, [&](const area_view& a) {
+            std::vector<slot_ref> mine;
+            for (std::size_t i = 0; i < a.count; ++i) {
+                node* n = node::from(a.first + i);
+                if (n->v1 > 1 || n->v2 > 1)
+                    throw_damaged(pool_errc::damaged_object, "link-free set", "",
+                                  "node " + std::to_string(i) + " of the area at pool offset " +
+                                      std::to_string(s.store.pool_offset_of(a.first) - node_size) +
+                                      " has validity bits " + std::to_string(n->v1) + "/" + std::to_string(n->v2) +
+                                      " (each must be 0 or 1)");
+                if (member(n)) mine.push_back({so_key_of(n->key, s.lay), n});
+            }
+            std::lock_guard g(m);
+            members.insert(members.end(), mine.begin(), mine.end());
+        });
+        // 2. Still read only: bucket by counting sort, sort each bucket, no duplicate keys.
+        const std::uint64_t buckets = s.lay == layout::hash ? recovered_bucket_count(members.size()) : 1;
+        const std::uint64_t mask = buckets - 1;
+        const auto bucket_of = [&](const slot_ref& r) { return reverse_bits(r.so) & mask; };
+        std::vector<std::size_t> start(buckets + 1, 0);
+        for (const auto& r : members) ++start[bucket_of(r) + 1];
+        for (std::uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+        std::vector<slot_ref> sorted(members.size());
+        {
+            std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+            for (const auto& r : members) sorted[fill[bucket_of(r)]++] = r;
+        }
+        const auto less = [](const slot_ref& x, const slot_ref& y) {
+            if (x.so != y.so) return x.so < y.so;
+            return std::memcmp(&x.n->key, &y.n->key, sizeof(K)) < 0;
+        };
+        for (std::uint64_t b = 0; b < buckets; ++b) {
+            const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[b]);
+            const auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
+            std::sort(first, last, less);
+            for (auto it = first; it != last && it + 1 != last; ++it)
+                if (it->so == (it + 1)->so && std::memcmp(&it->n->key, &(it + 1)->n->key, sizeof(K)) == 0)
+                    throw_damaged(pool_errc::damaged_object, "link-free set", "",
+                                  "two member nodes (pool offsets " + std::to_string(s.store.pool_offset_of(it->n->line())) +
+                                      " and " + std::to_string(s.store.pool_offset_of((it + 1)->n->line())) +
+                                      ") hold the same key");
+        }
+        // 3. Writes (volatile state only): dead nodes to the free state and the free lists,
+        // members' flags (their state is durable: it was read from the media).
+        s.store.scan_parallel(threads, [&](const area_view& a) {
+            std::vector<node_line*> dead;
+            for (std::size_t i = 0; i < a.count; ++i) {
+                node* n = node::from(a.first + i);
+                if (member(n)) {
+                    n->insert_flushed = 1;
+                    n->delete_flushed = 0;
+                } else {
+                    n->normalise();
+                    dead.push_back(n->line());
+                }
+            }
+            s.store.add_free(dead);
+        });
+        // 4. Link sentinels and members in split order, one pass.
+        s.dir.reset(buckets, static_cast<std::int64_t>(sorted.size()));
+        node* tail = s.head;
+        const auto link = [&](node* to) {
+            tail->next = reinterpret_cast<std::uintptr_t>(to);
+            tail = to;
+        };
+        for (std::uint64_t i = 0; i < buckets; ++i) {
+            const std::uint64_t b = bucket_in_list_order(i, buckets);
+            if (b != 0) {
+                node* sentinel = list::new_sentinel(sentinel_so_key(b));
+                link(sentinel);
+                s.dir.set_sentinel(b, sentinel);
+            }
+            for (std::size_t j = start[b]; j < start[b + 1]; ++j) {
+                sorted[j].n->so_key = sorted[j].so;
+                link(sorted[j].n);
+            }
+        }
+        tail->next = 0;
+    }
+
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace ferrite::sets
