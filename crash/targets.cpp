@@ -11,6 +11,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_deque_targets(registry);
     register_dfc_targets(registry);
     register_catalog_targets(registry);
+    register_sets_targets(registry);
 }
 
 const sim::target_registry& builtin_targets() {

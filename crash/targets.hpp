@@ -30,5 +30,7 @@ void register_deque_targets(sim::target_registry& registry);
 void register_dfc_targets(sim::target_registry& registry);
 // Named vectors through ferrite::catalog (crash/containers/).
 void register_catalog_targets(sim::target_registry& registry);
+// Durable sets and maps and their node store (crash/sets/).
+void register_sets_targets(sim::target_registry& registry);
 
 }  // namespace ferrite::crash

@@ -10,11 +10,24 @@ mutation_crashes=${3:-${FERRITE_MUTATION_CRASHES:-4000}}
 dir=$(mktemp -d /dev/shm/ferrite-campaigns.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 failures=0; passed=0
+# Crash points of a target's campaign: CRASHES, or a share of it for targets whose runs hold
+# few persistence sites and whose recovery is short (their flush mutation keeps the full
+# per-site budget, which is what kills every site).
+campaign_points() {
+  local n=$crashes
+  case $1 in
+    node-store) n=$(( crashes * 15 / 100 )); [ "$n" -ge 100 ] || n=$(( crashes < 100 ? crashes : 100 )) ;;
+    # The durable sets' six algorithm targets split one target's budget (docs/crash-testing.md,
+    # "CI budget").
+    linkfree-* | soft-*) n=$(( crashes / 6 > 0 ? crashes / 6 : 1 )) ;;
+  esac
+  echo "$n"
+}
 targets=$("$ferrite" crashtest --list) || { echo "FAIL: crashtest --list"; exit 1; }
 [ -n "$targets" ] || { echo "FAIL: no targets listed"; exit 1; }
 for t in $targets; do
   start=$(date +%s%N)
-  out=$("$ferrite" --pool-dir "$dir" crashtest "$t" --crashes "$crashes" --json 2>&1); rc=$?
+  out=$("$ferrite" --pool-dir "$dir" crashtest "$t" --crashes "$(campaign_points "$t")" --json 2>&1); rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   summary=$(grep -E '"(crash_points|violations|recovery_crashes)"' <<<"$out" | tr -d ' \n')
   case $t in

@@ -83,28 +83,32 @@ struct alignas(node_size) linkfree_node {
     // FLUSH_INSERT / FLUSH_DELETE (L170-172): write the line back and fence, once. A flag is
     // set only after the fence, by a thread that saw the state it stands for (valid, or
     // marked) before its write-back, so a set flag means that state is durable.
-    void flush_insert() noexcept {
+    // The write-back carries the caller's location, so that flush mutation testing switches
+    // off each caller's write-back on its own (the fence is one site for all of them).
+    void flush_insert(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(insert_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
-        pmem::pwb(this);
+        pmem::pwb(this, where);
         pmem::pfence();
         flag.store(1, std::memory_order_release);
     }
-    void flush_delete() noexcept {
+    void flush_delete(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(delete_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
-        pmem::pwb(this);
+        pmem::pwb(this, where);
         pmem::pfence();
         flag.store(1, std::memory_order_release);
     }
 
     // Allocation (L231-236, before the link): the node is valid (free or blank) and
-    // unreachable. flipV1 makes it invalid first; the release fence keeps the compiler from
-    // moving the other stores of this line above it (the hardware keeps one line's stores in
-    // order on their way to the media).
+    // unreachable. flipV1 makes it invalid first; the paper's release fence (L235) is there
+    // to keep the compiler from moving the other stores of this line above it, which a
+    // compiler barrier does (x86 keeps one core's stores in order, and one line's stores
+    // reach the media in that order); other threads see the node only through the release
+    // CAS that links it.
     void prepare_insert(std::uint64_t so, const K& k, const V& v, linkfree_node* succ) noexcept {
         a_v1().store(static_cast<std::uint8_t>(a_v1().load(std::memory_order_relaxed) ^ 1U), std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
         std::atomic_ref<std::uint8_t>(insert_flushed).store(0, std::memory_order_relaxed);
         std::atomic_ref<std::uint8_t>(delete_flushed).store(0, std::memory_order_relaxed);
         so_key = so;

@@ -205,11 +205,10 @@ private:
         state& operator=(const state&) = delete;
         ~state() {
             domain.reclaim_all();
-            // Sentinels are the only volatile nodes of the list.
-            std::vector<node*> sentinels;
-            for (node* n = head; n != nullptr; n = list::ptr(n->load_next()))
-                if (is_sentinel_so_key(n->so_key)) sentinels.push_back(n);
-            for (node* n : sentinels) delete n;
+            // Sentinels are the only volatile nodes of the list, and every one is in the
+            // directory (a linked sentinel is in its slot before its initialiser returns).
+            for (std::uint64_t b = 1, n = dir.bucket_count(); b < n; ++b) delete dir.sentinel_if_initialised(b);
+            delete head;
         }
 
         static typename bucket_directory<node>::growth growth_of(layout l, const options& o) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -25,6 +26,7 @@ protected:
     void SetUp() override {
         path_ = "/dev/shm/ferrite-linkfree-test-" + std::to_string(::getpid()) + "-" +
                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        std::replace(path_.begin() + 9, path_.end(), '/', '-');  // parameterised names hold '/'
         std::filesystem::remove(path_);
         pool_ = std::make_unique<pmem::pool>(pmem::pool::create(path_, "linkfree-test", 16 << 20));
         root_ = static_cast<std::byte*>(pool_->root_bytes(64 + heap_bytes));
