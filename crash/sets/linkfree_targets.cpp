@@ -51,8 +51,8 @@ struct op_record {
 
 class linkfree_workload final : public sim::workload {
 public:
-    linkfree_workload(pmem::pool& p, const sim::run_config& c, sets::layout l)
-        : config_(c), layout_(l), keys_(l == sets::layout::list ? 16 : 24), progress_(c.threads),
+    linkfree_workload(pmem::pool& p, const sim::run_config& c, sets::set_layout l)
+        : config_(c), layout_(l), keys_(l == sets::set_layout::list ? 16 : 24), progress_(c.threads),
           records_(std::make_unique<op_record[]>(c.threads * c.ops_per_thread)),
           heap_(alloc::buddy_heap::create(p, heap_offset(p), heap_bytes)),
           set_(table::create(p, heap_, anchor(p), l, options())) {
@@ -192,7 +192,7 @@ private:
     }
 
     sim::run_config config_;
-    sets::layout layout_;
+    sets::set_layout layout_;
     std::uint64_t keys_;
     sim::op_progress progress_;
     std::unique_ptr<op_record[]> records_;
@@ -203,7 +203,7 @@ private:
 
 class linkfree_target final : public sim::target {
 public:
-    linkfree_target(std::string name, std::string summary, sets::layout l)
+    linkfree_target(std::string name, std::string summary, sets::set_layout l)
         : name_(std::move(name)), summary_(std::move(summary)), layout_(l) {}
     std::string_view name() const override { return name_; }
     std::string_view summary() const override { return summary_; }
@@ -222,7 +222,7 @@ public:
 
 private:
     std::string name_, summary_;
-    sets::layout layout_;
+    sets::set_layout layout_;
 };
 
 }  // namespace
@@ -230,11 +230,11 @@ private:
 void sets_targets::register_linkfree_targets(sim::target_registry& r) {
     r.add(std::make_unique<linkfree_target>(
         "linkfree-list", "link-free durable set, list layout (sets/linkfree_table.hpp): insert/erase/contains",
-        sets::layout::list));
+        sets::set_layout::list));
     r.add(std::make_unique<linkfree_target>(
         "linkfree-hash",
         "link-free durable set, split-ordered hash layout growing from one bucket: insert/erase/contains",
-        sets::layout::hash));
+        sets::set_layout::hash));
 }
 
 }  // namespace ferrite::crash

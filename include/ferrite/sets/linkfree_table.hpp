@@ -5,12 +5,12 @@
 // the algorithm in linkfree_list.hpp), the hash set as buckets of link-free lists (L140),
 // durable areas and recovery (L292-304, L567-587).
 //
-//   auto t = linkfree_table<std::uint64_t>::create(pool, heap, anchor, layout::hash);
+//   auto t = linkfree_table<std::uint64_t>::create(pool, heap, anchor, set_layout::hash);
 //   // the caller persists `anchor` (pwb + pfence): its commit point, as for every structure
 //   t.insert(7); t.contains(7); t.erase(7);
 //   // after a restart, between heap.recover() and heap.finish_recovery():
 //   linkfree_table<std::uint64_t>::recover(pool, heap, anchor);
-//   auto u = linkfree_table<std::uint64_t>::open(pool, heap, anchor, layout::hash);
+//   auto u = linkfree_table<std::uint64_t>::open(pool, heap, anchor, set_layout::hash);
 //
 // Layouts (sets/split_order.hpp): `list` is one sorted list behind a head sentinel
 // (so_key 0; every node so_key 1, ordered by key bytes); `hash` is one split-ordered list
@@ -89,7 +89,7 @@ public:
         std::uint64_t growth_check_interval = 64;  // hash: inserts of a stripe between load checks
     };
 
-    static node_store_shape shape_for(layout l, const options& o) {
+    static node_store_shape shape_for(set_layout l, const options& o) {
         node_store_shape s;
         s.algorithm = algorithm_id;
         s.layout = static_cast<std::uint32_t>(l);
@@ -101,7 +101,7 @@ public:
     }
 
     static linkfree_table create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
-                                 layout l, options o = {}) {
+                                 set_layout l, options o = {}) {
         require_layout(l);
         auto store = node_store::create(pool, heap, anchor, shape_for(l, o));
         return linkfree_table(std::make_unique<state>(std::move(store), l, o));
@@ -109,7 +109,7 @@ public:
 
     // Validates the store and every node, then rebuilds the volatile list in O(n).
     static linkfree_table open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
-                               layout l, options o = {}) {
+                               set_layout l, options o = {}) {
         require_layout(l);
         auto store = node_store::open(pool, heap, anchor, shape_for(l, o));
         auto s = std::make_unique<state>(std::move(store), l, o);
@@ -124,8 +124,8 @@ public:
         const auto shape = node_store::recorded_shape(pool, heap, anchor);
         if (shape.algorithm != algorithm_id || shape.key_size != sizeof(K) ||
             shape.value_size != (std::is_empty_v<V> ? 0 : sizeof(V)) ||
-            (shape.layout != static_cast<std::uint32_t>(layout::list) &&
-             shape.layout != static_cast<std::uint32_t>(layout::hash)))
+            (shape.layout != static_cast<std::uint32_t>(set_layout::list) &&
+             shape.layout != static_cast<std::uint32_t>(set_layout::hash)))
             throw pool_error(pool_errc::type_mismatch,
                              "the durable set at pool offset " + std::to_string(anchor) +
                                  " is not a link-free set of this key and value size");
@@ -187,7 +187,7 @@ public:
             if (!is_sentinel_so_key(n->so_key) && !n->marked()) f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
     }
 
-    layout table_layout() const noexcept { return state_->lay; }
+    set_layout table_layout() const noexcept { return state_->lay; }
     // Hash layout: the current bucket count (1 for the list layout).
     std::uint64_t bucket_count() const noexcept { return state_->dir.bucket_count(); }
 
@@ -195,11 +195,11 @@ private:
     struct state {
         node_store store;             // before domain: reclaim functions free into it
         sync::epoch_domain domain;
-        layout lay;
+        set_layout lay;
         node* head;                   // list head / bucket 0's sentinel (so_key 0)
         bucket_directory<node> dir;
 
-        state(node_store&& st, layout l, const options& o)
+        state(node_store&& st, set_layout l, const options& o)
             : store(std::move(st)), lay(l), head(list::new_sentinel(0)), dir(head, growth_of(l, o)) {}
         state(const state&) = delete;
         state& operator=(const state&) = delete;
@@ -211,15 +211,15 @@ private:
             delete head;
         }
 
-        static typename bucket_directory<node>::growth growth_of(layout l, const options& o) {
+        static typename bucket_directory<node>::growth growth_of(set_layout l, const options& o) {
             typename bucket_directory<node>::growth g;
-            g.enabled = l == layout::hash;
+            g.enabled = l == set_layout::hash;
             g.check_interval = o.growth_check_interval;
             return g;
         }
         typename list::env env() noexcept { return {&store, &domain}; }
         node* start_for(const search_key<K>& sk) {
-            if (lay == layout::list) return head;
+            if (lay == set_layout::list) return head;
             return dir.start_for(sk.hash, [this](node* start, std::uint64_t so) {
                 return list::insert_sentinel(env(), start, so);
             });
@@ -228,14 +228,14 @@ private:
 
     explicit linkfree_table(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
 
-    static void require_layout(layout l) {
-        if (l != layout::list && l != layout::hash)
-            throw usage_error("linkfree_table: layout must be layout::list or layout::hash");
+    static void require_layout(set_layout l) {
+        if (l != set_layout::list && l != set_layout::hash)
+            throw usage_error("linkfree_table: layout must be set_layout::list or set_layout::hash");
     }
 
     static bool member(node* n) noexcept { return n->v1 == n->v2 && (n->next & linkfree_mark) == 0; }
 
-    static std::uint64_t so_key_of(const K& key, layout l) noexcept { return make_search_key(key, l).so_key; }
+    static std::uint64_t so_key_of(const K& key, set_layout l) noexcept { return make_search_key(key, l).so_key; }
 
     struct slot_ref {
         std::uint64_t so;
@@ -263,7 +263,7 @@ private:
             members.insert(members.end(), mine.begin(), mine.end());
         });
         // 2. Still read only: bucket by counting sort, sort each bucket, no duplicate keys.
-        const std::uint64_t buckets = s.lay == layout::hash ? recovered_bucket_count(members.size()) : 1;
+        const std::uint64_t buckets = s.lay == set_layout::hash ? recovered_bucket_count(members.size()) : 1;
         const std::uint64_t mask = buckets - 1;
         const auto bucket_of = [&](const slot_ref& r) { return reverse_bits(r.so) & mask; };
         std::vector<std::size_t> start(buckets + 1, 0);

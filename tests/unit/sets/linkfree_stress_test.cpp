@@ -28,7 +28,7 @@ constexpr int ops = 3000;
 
 u64 value_of(u64 k) { return k * 0x9e3779b97f4a7c15ull; }
 
-class LinkfreeStress : public testing::LinkfreePool, public ::testing::WithParamInterface<layout> {};
+class LinkfreeStress : public testing::LinkfreePool, public ::testing::WithParamInterface<set_layout> {};
 
 TEST_P(LinkfreeStress, OwnKeysExactSharedKeysConsistentThenRestart) {
     auto o = map_table::options{};
@@ -62,7 +62,7 @@ TEST_P(LinkfreeStress, OwnKeysExactSharedKeysConsistentThenRestart) {
             });
         for (auto& w : workers) w.join();
         EXPECT_EQ(wrong.load(), 0);
-        if (GetParam() == layout::hash) {
+        if (GetParam() == set_layout::hash) {
             EXPECT_GT(t.bucket_count(), 1u);
         }
     }
@@ -83,8 +83,8 @@ TEST_P(LinkfreeStress, OwnKeysExactSharedKeysConsistentThenRestart) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeStress, ::testing::Values(layout::list, layout::hash),
-                         [](const ::testing::TestParamInfo<layout>& p) { return p.param == layout::list ? "list" : "hash"; });
+INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeStress, ::testing::Values(set_layout::list, set_layout::hash),
+                         [](const ::testing::TestParamInfo<set_layout>& p) { return p.param == set_layout::list ? "list" : "hash"; });
 
 }  // namespace
 }  // namespace ferrite::sets

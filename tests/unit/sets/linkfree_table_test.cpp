@@ -28,7 +28,7 @@ struct wide_key {  // 40 bytes: the largest key of a set
     std::array<std::uint64_t, 5> w;
 };
 
-class LinkfreeTable : public testing::LinkfreePool, public ::testing::WithParamInterface<layout> {};
+class LinkfreeTable : public testing::LinkfreePool, public ::testing::WithParamInterface<set_layout> {};
 
 template <class Table, class K>
 std::vector<K> contents(const Table& t) {
@@ -67,7 +67,7 @@ TEST_P(LinkfreeTable, RandomSetOperationsMatchStdSet) {
     }
     EXPECT_EQ(members(t), model);
     EXPECT_EQ(t.size(), model.size());
-    if (GetParam() == layout::list) {  // the list layout is ordered by key bytes
+    if (GetParam() == set_layout::list) {  // the list layout is ordered by key bytes
         auto v = contents<set_table, u64>(t);
         std::vector<u64> expect;
         for (u64 k : model) expect.push_back(k);
@@ -253,16 +253,16 @@ TEST_P(LinkfreeTable, TwoMembersWithOneKeyAreRefusedAndNothingIsWritten) {
 
 TEST_P(LinkfreeTable, OpeningAsAnotherShapeIsATypeMismatch) {
     { auto t = create<set_table>(GetParam()); t.insert(1); }
-    const layout other = GetParam() == layout::list ? layout::hash : layout::list;
+    const set_layout other = GetParam() == set_layout::list ? set_layout::hash : set_layout::list;
     EXPECT_THROW((void)restart<set_table>(other), pool_error);
     EXPECT_THROW((void)restart<map_table>(GetParam()), pool_error);
     EXPECT_THROW((void)map_table::validate(*pool_, *heap_, anchor()), pool_error);
     EXPECT_FALSE(set_table::validate(*pool_, *heap_, anchor()).empty());
-    EXPECT_THROW((void)set_table::open(*pool_, *heap_, anchor(), static_cast<layout>(9)), usage_error);
+    EXPECT_THROW((void)set_table::open(*pool_, *heap_, anchor(), static_cast<set_layout>(9)), usage_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeTable, ::testing::Values(layout::list, layout::hash),
-                         [](const ::testing::TestParamInfo<layout>& p) { return p.param == layout::list ? "list" : "hash"; });
+INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeTable, ::testing::Values(set_layout::list, set_layout::hash),
+                         [](const ::testing::TestParamInfo<set_layout>& p) { return p.param == set_layout::list ? "list" : "hash"; });
 
 class LinkfreeHash : public testing::LinkfreePool {};
 
@@ -272,7 +272,7 @@ TEST_F(LinkfreeHash, GrowsWhileInsertingAndRecoversAtTheSizeOfItsContents) {
     o.growth_check_interval = 8;
     std::set<u64> model;
     {
-        auto t = create<set_table>(layout::hash, o);
+        auto t = create<set_table>(set_layout::hash, o);
         EXPECT_EQ(t.bucket_count(), 1u);
         for (u64 k = 0; k < 5000; ++k) t.insert(k), model.insert(k);
         EXPECT_GE(t.bucket_count(), 1024u);
@@ -280,7 +280,7 @@ TEST_F(LinkfreeHash, GrowsWhileInsertingAndRecoversAtTheSizeOfItsContents) {
         for (u64 k = 0; k < 5000; k += 2) t.erase(k), model.erase(k);
         EXPECT_EQ(members(t), model);
     }
-    auto t = restart<set_table>(layout::hash, o);
+    auto t = restart<set_table>(set_layout::hash, o);
     EXPECT_EQ(t.bucket_count(), recovered_bucket_count(model.size()));
     EXPECT_EQ(members(t), model);
     for (u64 k = 0; k < 5000; ++k) EXPECT_EQ(t.contains(k), model.count(k) == 1);
@@ -290,8 +290,8 @@ TEST_F(LinkfreeHash, GrowsWhileInsertingAndRecoversAtTheSizeOfItsContents) {
 }
 
 TEST_F(LinkfreeHash, AnEmptySetRecoversEmpty) {
-    { auto t = create<set_table>(layout::hash); }
-    auto t = restart<set_table>(layout::hash);
+    { auto t = create<set_table>(set_layout::hash); }
+    auto t = restart<set_table>(set_layout::hash);
     EXPECT_EQ(t.size(), 0u);
     EXPECT_EQ(t.bucket_count(), 1u);
     EXPECT_TRUE(members(t).empty());

@@ -42,12 +42,12 @@ protected:
     std::uint64_t& anchor() { return *reinterpret_cast<std::uint64_t*>(root_); }
 
     template <class Table>
-    Table create(layout l, typename Table::options o = small()) {
+    Table create(set_layout l, typename Table::options o = small()) {
         return Table::create(*pool_, *heap_, anchor(), l, o);
     }
     // A restart after a crash: the heap opened again, every recovery, then open().
     template <class Table>
-    Table restart(layout l, typename Table::options o = small()) {
+    Table restart(set_layout l, typename Table::options o = small()) {
         recover_all<Table>();
         return Table::open(*pool_, *heap_, anchor(), l, o);
     }
