@@ -28,15 +28,17 @@ namespace ferrite::bench {
 
 class set_pool {
 public:
-    static constexpr std::uint64_t min_heap_bytes = 64 << 20;
+    static constexpr std::uint64_t min_heap_bytes = 16 << 20;
     static constexpr std::uint64_t node_bytes = 64;
 
     // Heap bytes for a table that may hold `keys` keys at once (0: unknown, then a margin
     // over `prefill`): half as much again for nodes retired but not yet reclaimed and for
-    // areas left partly used, 32 MiB more for small tables and many threads.
+    // areas left partly used, 8 MiB more for small tables and many threads (a 64 KiB area
+    // per thread and list), at least 16 MiB: creating the pool costs about its size in
+    // page zeroing, so small measurements keep small pools.
     static std::uint64_t heap_bytes_for(std::uint64_t keys, std::uint64_t prefill) {
         const std::uint64_t n = keys ? keys : 2 * prefill + (std::uint64_t{1} << 20);
-        const std::uint64_t bytes = n * node_bytes + n * node_bytes / 2 + (std::uint64_t{32} << 20);
+        const std::uint64_t bytes = n * node_bytes + n * node_bytes / 2 + (std::uint64_t{8} << 20);
         return std::max(min_heap_bytes, (bytes + (1 << 20) - 1) & ~std::uint64_t{(1 << 20) - 1});
     }
 

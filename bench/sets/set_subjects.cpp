@@ -3,7 +3,8 @@
 //
 //   soft-hash      sets::soft_table, split-ordered hash layout (Zuriel et al. 2019, SOFT)
 //   soft-list      sets::soft_table, one sorted list (the paper's list; small key ranges)
-//   linkfree-hash  sets::linkfree_table, hash layout (link-free)
+//   linkfree-hash  sets::linkfree_table, hash layout (link-free; no insert_or_assign, so
+//                  no put: the YCSB update workloads are refused)
 //   linkfree-list  sets::linkfree_table, one sorted list
 //   volatile-hash  the same split-ordered SOFT table with persistence compiled out
 //                  (soft_table<.., soft::no_persistence>: the same volatile nodes, states,
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "bench/sets/set_pool.hpp"
+#include "ferrite/sets/linkfree_table.hpp"
 #include "ferrite/sets/soft_table.hpp"
 
 namespace ferrite::bench {
@@ -171,6 +173,7 @@ subject_kind durable_kind(std::string name, std::string summary, sets::set_layou
 }
 
 using soft = sets::soft_table<key_type, value_type>;
+using linkfree = sets::linkfree_table<key_type, value_type>;
 
 }  // namespace
 
@@ -178,12 +181,17 @@ void register_set_subjects(std::vector<subject_kind>& out) {
     using sets::set_layout;
     out.push_back(durable_kind<soft>(
         "soft-hash", "SOFT durable hash map, split-ordered, resizable (0 pfence per read, 1 per update)", set_layout::hash));
+    out.push_back(durable_kind<linkfree>(
+        "linkfree-hash", "link-free durable hash map, split-ordered, resizable (1 psync per update; no put)",
+        set_layout::hash));
     out.push_back({"volatile-hash",
                    "the soft-hash table with persistence compiled out (no PNode, pwb or pfence; DRAM only)",
                    ops_of<volatile_table_subject::table>(),
                    [](const subject_config& c) { return std::make_unique<volatile_table_subject>(c); },
                    op_family::keyed});
     out.push_back(durable_kind<soft>("soft-list", "SOFT durable sorted list (one list: small key ranges)", set_layout::list));
+    out.push_back(durable_kind<linkfree>("linkfree-list", "link-free durable sorted list (small key ranges; no put)",
+                                         set_layout::list));
 }
 
 }  // namespace ferrite::bench

@@ -57,13 +57,15 @@ assert 0 < r['steady_latency_p50_ns'] <= r['steady_latency_p99_ns'] <= r['steady
 assert abs(r['growth_vs_steady_p999'] - r['latency_p999_ns'] / r['steady_latency_p999_ns']) < 1e-9, r"
 # The durable sets (bench/sets/): listed as keyed; set-recovery reopens soft-hash with 1 and 2
 # recovery threads and finds every key (ops = keys), its time in ms in the table.
-for s in soft-hash soft-list volatile-hash; do expect 0 "^  $s " -- fb --list; done
+for s in soft-hash soft-list linkfree-hash linkfree-list volatile-hash; do expect 0 "^  $s " -- fb --list; done
 expect 0 'set-recovery: ms = median time' -- fb -s soft-hash -w set-recovery -t 1,2 --keys 5000 --reps 2
-json=$(fb -s soft-hash -w set-recovery -t 1,2 --keys 5000 --reps 2 --json)
+json=$(fb -s soft-hash,linkfree-hash -w set-recovery -t 1,2 --keys 5000 --reps 2 --json)
 check_json "set-recovery --json" "$json" "
-assert [(r['threads'], r['ops'], r['keys']) for r in recs] == [(1, 5000, 5000), (2, 5000, 5000)], recs
+assert [(r['structure'], r['threads'], r['ops'], r['keys']) for r in recs] == [('soft-hash', 1, 5000, 5000), ('linkfree-hash', 1, 5000, 5000), ('soft-hash', 2, 5000, 5000), ('linkfree-hash', 2, 5000, 5000)], recs
 assert all(r['seconds'] > 0 and r['pwb_per_op'] is None for r in recs), recs"
 expect 0 '^soft-list +2 ' -- fb -s soft-hash,volatile-hash,soft-list -w set-mix,ycsb-a -t 1,2 "${small[@]}"
+expect 0 '^linkfree-list +2 ' -- fb -s linkfree-hash,linkfree-list -w set-mix,ycsb-c -t 1,2 "${small[@]}"
+one_line_error 2 "'linkfree-hash' cannot run workload 'ycsb-a': it lacks put" -- fb -s linkfree-hash -w ycsb-a
 one_line_error 2 "'map-mutex' cannot run workload 'set-recovery': it cannot be closed and reopened" -- \
   fb -s map-mutex -w set-recovery
 one_line_error 2 "--seconds: workload 'set-growth' runs a fixed amount of work" -- \
