@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "ferrite/alloc/buddy_heap.hpp"
-#include "ferrite/pmem/primitives.hpp"
 #include "ferrite/sets/linkfree_table.hpp"
 #include "ferrite/sim/rng.hpp"
 #include "ferrite/sim/target.hpp"
@@ -55,10 +54,7 @@ public:
         : config_(c), layout_(l), keys_(l == sets::set_layout::list ? 16 : 24), progress_(c.threads),
           records_(std::make_unique<op_record[]>(c.threads * c.ops_per_thread)),
           heap_(alloc::buddy_heap::create(p, heap_offset(p), heap_bytes)),
-          set_(table::create(p, heap_, anchor(p), l, options())) {
-        pmem::pwb(&anchor(p));
-        pmem::pfence();
-    }
+          set_(table::create(p, heap_, anchor(p), l, options())) {}
 
     static std::uint64_t root_bytes() { return 64 + heap_bytes; }
     static std::byte* root(pmem::pool& p) { return static_cast<std::byte*>(p.root_bytes(root_bytes())); }

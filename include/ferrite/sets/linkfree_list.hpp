@@ -1,9 +1,9 @@
 // ferrite/sets/linkfree_list.hpp: the link-free list algorithm: find, contains, insert,
 // remove, over linkfree_node (linkfree_node.hpp), starting at any sentinel.
 //
-// Paper: durable sets (Zuriel et al., OOPSLA 2019), section 3: trim and find (Listing 2,
-// L178-198), contains (Listing 3, L204-220), insert (Listing 4, L222-256), remove (Listing 5,
-// L258-290). A Harris list (mark bit on a node's own next) whose nodes carry validity bits
+// Paper: [SETS] (docs/references.md), section 3: trim and find (Listing 2, L164-195),
+// contains (Listing 3, L197-220), insert (Listing 4, L222-268), remove (Listing 5,
+// L270-296). A Harris list (mark bit on a node's own next) whose nodes carry validity bits
 // and flush flags; links are never written back.
 //
 // One algorithm serves both layouts of linkfree_table: the list (one head sentinel, so_key 1
@@ -15,13 +15,14 @@
 //   * Insert allocates its node once and keeps it across CAS failures (the paper restarts
 //     the whole operation, which would take a fresh node each time and leak the old one).
 //     A node that ends up unused (the key turned out present) is abandoned (valid and
-//     deleted, linkfree_node.hpp) and returned to the node store; the listing omits this.
+//     deleted, linkfree_node.hpp) and returned to the node store; the listing omits this
+//     ([SETS] defect #1).
 //   * Unlinked nodes are retired to an epoch domain; its reclaim hands the slot back to the
 //     node store (the paper's ssmem, L567-587).
 //   * Sentinels (volatile, so_key even) are never marked and never written back; the hash
 //     set inserts them with insert_sentinel().
 //
-// Crash consistency, flush by flush (the argument of the paper's section 3, L292-304):
+// Crash consistency, flush by flush ([SETS] section 3, L227-231, L272-274, L298-304):
 //   insert true   the node is linked while invalid and made valid after the CAS; the one
 //                 pwb + pfence of flush_insert() makes "valid and unmarked" durable before
 //                 the operation returns. A crash before it: invalid (lost, not reported) or
@@ -40,6 +41,17 @@
 //                 the old node).
 // A slot is reused only after its epoch is over: its deletion is durable (trim flushed it)
 // and no thread holds it; prepare_insert() makes it invalid before it gets a new key.
+//
+// Cost: one pwb + pfence per successful insert or remove, none for a failed one or a read
+// whose node's flag is set, at most one for any contains (tests/unit/sets, Counts*). More
+// only when an operation helps another (flushes a node someone else linked or marked).
+//
+// Flush mutation testing (crash targets linkfree-list, linkfree-hash): each caller's
+// write-back is a site of its own (the flush helpers take the caller's location), the two
+// fences one site each; all 7 are killed. Switching off contains' write-back of a deletion
+// is caught by a duplicate member at recovery: it still sets the node's flag, so the
+// remover's trim skips its own write-back, and an insert of the key behind the unlinked
+// node makes a second member once the old mark is lost.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +89,7 @@ public:
         return std::memcmp(&n->key, &k, sizeof(K));
     }
 
-    // trim (L180-184): make curr's deletion durable, then unlink it from pred. The thread
+    // trim (L164, Listing 2 lines 1-5): make curr's deletion durable, then unlink it from pred. The thread
     // whose CAS unlinks a node retires it.
     static bool trim(const env& e, node* pred, node* curr) noexcept {
         curr->flush_delete();
@@ -90,7 +102,7 @@ public:
         return true;
     }
 
-    // find (L186-198) from `head` (a sentinel before every node of the key): pred is the
+    // find (L166, Listing 2 lines 7-20) from `head` (a sentinel before every node of the key): pred is the
     // last unmarked node before (so, k), curr the first unmarked node not before it.
     static position find(const env& e, node* head, std::uint64_t so, const K& k) noexcept {
         node* pred = head;
@@ -107,7 +119,7 @@ public:
         return {pred, curr};
     }
 
-    // contains (L204-220), wait-free; `out` receives the value when the key is present.
+    // contains (L197-220), wait-free; `out` receives the value when the key is present.
     static bool contains(node* head, std::uint64_t so, const K& k, V* out = nullptr) noexcept {
         node* curr = ptr(head->load_next());
         while (curr != nullptr && compare(curr, so, k) < 0) curr = ptr(curr->load_next());
@@ -122,7 +134,7 @@ public:
         return true;
     }
 
-    // insert (L222-256). False: the key was present (made durable first).
+    // insert (L222-268). False: the key was present (made durable first).
     static bool insert(const env& e, node* head, std::uint64_t so, const K& k, const V& v) {
         node* fresh = nullptr;
         while (true) {
@@ -152,7 +164,7 @@ public:
         }
     }
 
-    // remove (L258-290). False: the key was absent.
+    // remove (L270-296). False: the key was absent.
     static bool remove(const env& e, node* head, std::uint64_t so, const K& k) noexcept {
         while (true) {
             const auto [pred, curr] = find(e, head, so, k);

@@ -1,8 +1,8 @@
 // ferrite/sets/linkfree_node.hpp: the node of the link-free list and hash set, its validity
 // bits and its flush flags.
 //
-// Paper: durable sets (Zuriel, Friedman, Sheffi, Cohen, Petrank, OOPSLA 2019), section 3,
-// Listing 1 (L148-164) and the auxiliary functions (L166-176).
+// Paper: [SETS] (docs/references.md), section 3, Listing 1 (L142-158) and the auxiliary
+// functions (L160-166).
 //
 // One node is one 64-byte line, in a node_store slot (sets/node_store.hpp) or, for the
 // volatile sentinels (the list head, the hash set's bucket sentinels), allocated with new:
@@ -23,8 +23,12 @@
 // The states of a slot, as the media may hold them (stores to one line reach the media in
 // program order, so the media always holds a prefix of the line's stores):
 //   blank / free         valid, next = marked null (1): not a member. blank_line() is what
-//                        node_store writes to never-used slots, and normalise() brings every
-//                        dead node found at recovery to the same state before it is reused.
+//                        node_store writes to never-used slots (zeroed memory would read as
+//                        a member: [SETS] defect #2), and normalise() brings every dead node
+//                        found at recovery to the same state before it is reused: an invalid
+//                        dead node whose v1 the next insert flipped would otherwise turn
+//                        valid with its old key and an unmarked next, a member again (the
+//                        link-free twin of [SETS] defect #4).
 //   initialising         prepare_insert() first flips v1 (invalid), then writes key, value,
 //                        so_key, flags and next: every prefix of these is invalid.
 //   linked, invalid      after the linking CAS, until some thread makes it valid: a crash
@@ -34,7 +38,10 @@
 //                        marked node is always valid, L272); flush_delete() before reporting.
 //   abandoned            an insert whose CAS lost and that found the key present after all:
 //                        abandon() writes next = marked null, then v2 := v1 (valid, marked),
-//                        so the line never reads valid and unmarked with the dead key.
+//                        so the line never reads valid and unmarked with the dead key
+//                        ([SETS] defect #1).
+// The flush flags are cleared by prepare_insert(): a reused node's flags are its last
+// user's, and a set flag would skip the write-back of the new insertion or deletion.
 #pragma once
 
 #include <atomic>
@@ -74,13 +81,13 @@ struct alignas(node_size) linkfree_node {
     bool marked() noexcept { return (load_next() & linkfree_mark) != 0; }
     bool valid() noexcept { return a_v1().load(std::memory_order_acquire) == a_v2().load(std::memory_order_acquire); }
 
-    // makeValid (L176): v2 := v1. Every thread that makes a node valid stores the same value.
+    // makeValid (L162): v2 := v1. Every thread that makes a node valid stores the same value.
     void make_valid() noexcept {
         const auto b = a_v1().load(std::memory_order_acquire);
         if (a_v2().load(std::memory_order_acquire) != b) a_v2().store(b, std::memory_order_release);
     }
 
-    // FLUSH_INSERT / FLUSH_DELETE (L170-172): write the line back and fence, once. A flag is
+    // FLUSH_INSERT / FLUSH_DELETE (L162): write the line back and fence, once. A flag is
     // set only after the fence, by a thread that saw the state it stands for (valid, or
     // marked) before its write-back, so a set flag means that state is durable.
     // The write-back carries the caller's location, so that flush mutation testing switches
@@ -100,8 +107,8 @@ struct alignas(node_size) linkfree_node {
         flag.store(1, std::memory_order_release);
     }
 
-    // Allocation (L231-236, before the link): the node is valid (free or blank) and
-    // unreachable. flipV1 makes it invalid first; the paper's release fence (L235) is there
+    // Allocation (L227, Listing 4 lines 11-16, before the link): the node is valid (free or blank) and
+    // unreachable. flipV1 makes it invalid first; the paper's release fence (L249) is there
     // to keep the compiler from moving the other stores of this line above it, which a
     // compiler barrier does (x86 keeps one core's stores in order, and one line's stores
     // reach the media in that order); other threads see the node only through the release

@@ -1,12 +1,12 @@
 // ferrite/sets/linkfree_table.hpp: the link-free durable set / map (ordered list or
 // split-ordered hash set), its API, creation, validation and O(n) recovery.
 //
-// Paper: durable sets (Zuriel et al., OOPSLA 2019): the link-free list (section 3, L148-304,
+// Paper: [SETS] (docs/references.md): the link-free list (section 3, L140-304,
 // the algorithm in linkfree_list.hpp), the hash set as buckets of link-free lists (L140),
-// durable areas and recovery (L292-304, L567-587).
+// durable areas and recovery (L298-304, L567-587).
 //
 //   auto t = linkfree_table<std::uint64_t>::create(pool, heap, anchor, set_layout::hash);
-//   // the caller persists `anchor` (pwb + pfence): its commit point, as for every structure
+//   // `anchor` (a word in the pool) is the commit point; node_store::create persists it
 //   t.insert(7); t.contains(7); t.erase(7);
 //   // after a restart, between heap.recover() and heap.finish_recovery():
 //   linkfree_table<std::uint64_t>::recover(pool, heap, anchor);
@@ -20,29 +20,38 @@
 // What differs from the paper:
 //   * the hash set grows (split ordering) instead of a fixed bucket array;
 //   * recovery is O(n) and parallel instead of one insertion from the head per member
-//     (O(n^2) for one long list): the areas are scanned in parallel (members = valid and
-//     unmarked), the members are bucketed by counting sort on their recomputed so-keys and
-//     each bucket's few nodes sorted (the list layout: one bucket, an O(n log n) sort), then
-//     sentinels and members are linked in one pass, without a traversal;
+//     (O(n^2) for one long list, [SETS] defect #3): the areas are scanned in parallel
+//     (members = valid and unmarked), the members are bucketed by counting sort on their
+//     recomputed so-keys and each bucket's few nodes sorted (the list layout: one bucket,
+//     an O(n log n) sort), then sentinels and members are linked in one pass, without a
+//     traversal;
 //   * nothing read from the media is trusted (below);
-//   * no insert_or_assign: replacing a present key's value needs the old node and the new
-//     one to change membership in one durable step. In the link-free scheme each node's
-//     own line says whether it is a member, so after a crash between the two lines' write-
-//     backs the media can hold both valid and unmarked (or neither); telling which one
-//     wins needs a persistent "supersedes" record naming the old slot and its incarnation
-//     (the SOFT map's superseded_by), validated at recovery, plus a replace state that
-//     helpers can finish. That is the SOFT map's design (sets/soft_*), not this one: the
-//     link-free map offers insert (absent only), erase, get and contains.
+//   * no insert_or_assign. Replacing a present node X of the key by a new node Y in one
+//     durable step (one fence) means that a crash may leave Y's line durable and X's not,
+//     or the reverse, so neither line alone can say which one is the member:
+//       - X cannot be marked deleted in the linking CAS: X.next lives in X's line, may
+//         reach the media by eviction before Y is valid there, and then neither is a
+//         member (the value is lost);
+//       - so X needs a second mark ("replaced": a member unless a durable Y names it) and
+//         Y a persistent record naming X, checked at recovery. That record must name X's
+//         incarnation, not only its slot: once X is unlinked and its slot reused for the
+//         same key (after Y was erased), Y's stale record would kill the new node while the
+//         upsert replacing it is not yet durable. Slot offset + incarnation take 12 bytes
+//         the line does not have beside a 40-byte payload (24 bytes are v1, v2, the flags,
+//         next and the so-key), and the remover would have to mark X durably before its
+//         slot is reclaimed.
+//     That is the SOFT map's design (sets/soft_*: superseded_by + polarity), not this one;
+//     the link-free map offers insert (absent only), erase, get and contains.
 //
 // Crash consistency: the list's argument (linkfree_list.hpp) for every operation; the node
-// store's for areas (node_store.hpp). create() writes only the node store's header (the
-// anchor is the caller's commit point). open() writes no persistence instruction: every
-// member it finds is durable already (it read it from the media), and what it writes to
-// lines (links, so-keys, flags, dead nodes made "valid and deleted") is volatile state
-// whose loss leaves the same membership: a dead node normalised or not is not a member,
-// and its next user's first store (flipping v1) reaches the media only after the
-// normalising stores of the same line. So open() is restartable and needs no flush; the
-// persistent part of recovery is the node store's (recover()).
+// store's for areas (node_store.hpp). create() is the node store's (its header, then the
+// anchor, written back and fenced: the commit point). open() issues no persistence
+// instruction: every member it finds is durable already (it read it from the media), and
+// what it writes to lines (links, so-keys, flags, dead nodes made "valid and deleted") is
+// volatile state whose loss leaves the same membership: a dead node normalised or not is
+// not a member, and its next user's first store (flipping v1) reaches the media only after
+// the normalising stores of the same line. So open() is restartable and needs no flush;
+// the persistent part of recovery is the node store's (recover()).
 //
 // Validation (never trust the media): open() validates the store (header, areas, shape
 // against K, V, layout and the algorithm) and then every slot before writing anything:
@@ -85,7 +94,7 @@ public:
 
     struct options {
         unsigned recovery_threads = 0;          // 0: hardware concurrency
-        std::uint32_t area_bytes = 64 * 1024;   // node store areas (power of two, >= 4 KiB)
+        std::uint32_t area_bytes = 64 * 1024;   // create: node store areas (power of two, >= 4 KiB)
         std::uint64_t growth_check_interval = 64;  // hash: inserts of a stripe between load checks
     };
 
@@ -104,20 +113,23 @@ public:
                                  set_layout l, options o = {}) {
         require_layout(l);
         auto store = node_store::create(pool, heap, anchor, shape_for(l, o));
-        return linkfree_table(std::make_unique<state>(std::move(store), l, o));
+        return linkfree_table(std::make_unique<state>(pool, std::move(store), l, o));
     }
 
     // Validates the store and every node, then rebuilds the volatile list in O(n).
     static linkfree_table open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
                                set_layout l, options o = {}) {
         require_layout(l);
+        // The area size is the creator's choice, not part of the type: take the recorded one.
+        o.area_bytes = node_store::recorded_shape(pool, heap, anchor).area_bytes;
         auto store = node_store::open(pool, heap, anchor, shape_for(l, o));
-        auto s = std::make_unique<state>(std::move(store), l, o);
+        auto s = std::make_unique<state>(pool, std::move(store), l, o);
         rebuild(*s, o.recovery_threads);
         return linkfree_table(std::move(s));
     }
 
-    // Read-only: the store's blocks, after checking that it holds a link-free set of K, V.
+    // Read-only: the store's blocks, after checking that it holds a link-free set of K, V
+    // and that every node passes open()'s checks (validity bits, no key twice).
     static std::vector<std::uint64_t> validate(const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
                                                std::uint64_t anchor) {
         auto owned = node_store::validate(pool, heap, anchor);
@@ -129,6 +141,24 @@ public:
             throw pool_error(pool_errc::type_mismatch,
                              "the durable set at pool offset " + std::to_string(anchor) +
                                  " is not a link-free set of this key and value size");
+        // The blocks are the header (at the anchor) and whole areas inside the pool
+        // (node_store::validate checked them): line 0 is the area's header, then the slots.
+        const auto l = static_cast<set_layout>(shape.layout);
+        std::vector<slot_ref> members;
+        for (const std::uint64_t off : owned) {
+            if (off == anchor) continue;
+            auto* first = node::from(reinterpret_cast<node_line*>(pool.base() + off) + 1);
+            const std::size_t count = shape.area_bytes / node_size - 1;
+            for (std::size_t i = 0; i < count; ++i) {
+                node* n = first + i;
+                check_bits(n, off, i);
+                if (member(n)) members.push_back({so_key_of(n->key, l), n});
+            }
+        }
+        std::sort(members.begin(), members.end(), slot_less);
+        for (std::size_t i = 0; i + 1 < members.size(); ++i)
+            if (same_key(members[i], members[i + 1]))
+                duplicate(pool.base(), members[i].n, members[i + 1].n);
         return owned;
     }
 
@@ -184,7 +214,8 @@ public:
         auto& s = *state_;
         auto pinned = s.domain.pin();
         for (node* n = list::ptr(s.head->load_next()); n != nullptr; n = list::ptr(n->load_next()))
-            if (!is_sentinel_so_key(n->so_key) && !n->marked()) f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
+            if (!is_sentinel_so_key(n->so_key) && !n->marked())
+                f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
     }
 
     set_layout table_layout() const noexcept { return state_->lay; }
@@ -193,14 +224,15 @@ public:
 
 private:
     struct state {
+        pmem::pool_ref pool;
         node_store store;             // before domain: reclaim functions free into it
         sync::epoch_domain domain;
         set_layout lay;
         node* head;                   // list head / bucket 0's sentinel (so_key 0)
         bucket_directory<node> dir;
 
-        state(node_store&& st, set_layout l, const options& o)
-            : store(std::move(st)), lay(l), head(list::new_sentinel(0)), dir(head, growth_of(l, o)) {}
+        state(const pmem::pool_ref& p, node_store&& st, set_layout l, const options& o)
+            : pool(p), store(std::move(st)), lay(l), head(list::new_sentinel(0)), dir(head, growth_of(l, o)) {}
         state(const state&) = delete;
         state& operator=(const state&) = delete;
         ~state() {
@@ -241,6 +273,28 @@ private:
         std::uint64_t so;
         node* n;
     };
+    static bool slot_less(const slot_ref& x, const slot_ref& y) noexcept {
+        if (x.so != y.so) return x.so < y.so;
+        return std::memcmp(&x.n->key, &y.n->key, sizeof(K)) < 0;
+    }
+    static bool same_key(const slot_ref& x, const slot_ref& y) noexcept {
+        return x.so == y.so && std::memcmp(&x.n->key, &y.n->key, sizeof(K)) == 0;
+    }
+
+    // Validity bits are 0 or 1 on the media (flipV1 and makeValid write nothing else).
+    static void check_bits(node* n, std::uint64_t area_offset, std::size_t index) {
+        if (n->v1 > 1 || n->v2 > 1)
+            throw_damaged(pool_errc::damaged_object, "link-free set", "",
+                          "node " + std::to_string(index) + " of the area at pool offset " +
+                              std::to_string(area_offset) + " has validity bits " + std::to_string(n->v1) + "/" +
+                              std::to_string(n->v2) + " (each must be 0 or 1)");
+    }
+    [[noreturn]] static void duplicate(const std::byte* base, node* a, node* b) {
+        throw_damaged(pool_errc::damaged_object, "link-free set", "",
+                      "two member nodes (pool offsets " +
+                          std::to_string(reinterpret_cast<const std::byte*>(a) - base) + " and " +
+                          std::to_string(reinterpret_cast<const std::byte*>(b) - base) + ") hold the same key");
+    }
 
     // Recovery (see the header): read-only validation and collection, then the writes.
     static void rebuild(state& s, unsigned threads) {
@@ -251,12 +305,7 @@ private:
             std::vector<slot_ref> mine;
             for (std::size_t i = 0; i < a.count; ++i) {
                 node* n = node::from(a.first + i);
-                if (n->v1 > 1 || n->v2 > 1)
-                    throw_damaged(pool_errc::damaged_object, "link-free set", "",
-                                  "node " + std::to_string(i) + " of the area at pool offset " +
-                                      std::to_string(s.store.pool_offset_of(a.first) - node_size) +
-                                      " has validity bits " + std::to_string(n->v1) + "/" + std::to_string(n->v2) +
-                                      " (each must be 0 or 1)");
+                check_bits(n, s.store.pool_offset_of(a.first) - node_size, i);
                 if (member(n)) mine.push_back({so_key_of(n->key, s.lay), n});
             }
             std::lock_guard g(m);
@@ -274,20 +323,12 @@ private:
             std::vector<std::size_t> fill(start.begin(), start.end() - 1);
             for (const auto& r : members) sorted[fill[bucket_of(r)]++] = r;
         }
-        const auto less = [](const slot_ref& x, const slot_ref& y) {
-            if (x.so != y.so) return x.so < y.so;
-            return std::memcmp(&x.n->key, &y.n->key, sizeof(K)) < 0;
-        };
         for (std::uint64_t b = 0; b < buckets; ++b) {
             const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[b]);
             const auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
-            std::sort(first, last, less);
+            std::sort(first, last, slot_less);
             for (auto it = first; it != last && it + 1 != last; ++it)
-                if (it->so == (it + 1)->so && std::memcmp(&it->n->key, &(it + 1)->n->key, sizeof(K)) == 0)
-                    throw_damaged(pool_errc::damaged_object, "link-free set", "",
-                                  "two member nodes (pool offsets " + std::to_string(s.store.pool_offset_of(it->n->line())) +
-                                      " and " + std::to_string(s.store.pool_offset_of((it + 1)->n->line())) +
-                                      ") hold the same key");
+                if (same_key(*it, *(it + 1))) duplicate(s.pool.base(), it->n, (it + 1)->n);
         }
         // 3. Writes (volatile state only): dead nodes to the free state and the free lists,
         // members' flags (their state is durable: it was read from the media).

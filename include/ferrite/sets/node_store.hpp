@@ -1,38 +1,76 @@
 // ferrite/sets/node_store.hpp: durable areas of one-line nodes on the buddy heap, with the
 // header of one durable set or map.
 //
-// INTERFACE FIXED BY THE DURABLE-SETS PLAN (issue 18); implementation in src/sets/node_store.cpp.
+// Interface fixed by the durable-sets plan (issue 18): the link-free and SOFT tables code
+// against it. Implementation: src/sets/node_store.cpp (create, open, recovery, allocation,
+// growth) and src/sets/node_store_validation.cpp (the checks); layout in node_store_layout.hpp.
 //
 // Paper: durable sets (Zuriel et al., OOPSLA 2019), "Memory management" (L567-587): nodes
 // live in durable areas that recovery scans; free lists are volatile and rebuilt; each
 // thread has a persistent list of its areas (area address written and flushed, then linked
 // and flushed). Link-free and SOFT persist no links: a node's own line says whether it is a
 // member, so the areas are the whole persistent state of a set besides its header.
+// Differences from the paper:
+//   * 64 persistent area lists, thread id modulo 64 (ids are dense and reused, sync/
+//     thread_id.hpp), instead of one list per thread: the header has a fixed size, and
+//     threads that share a list take its volatile lock only to link a new area.
+//   * Recovery hands the dead nodes it finds to a shared depot (add_free), which every
+//     thread's cache refills from in batches before it grows a new area.
+//   * Fresh slots hold the algorithm's blank_node, written back before the area is linked
+//     (the paper's areas are allocated zeroed, which reads as a member to link-free).
+//   * Areas are heap blocks under the heap's confirm protocol, never returned to the heap
+//     while the set exists; every word is validated before use (the paper trusts the media).
 //
-// Persistent layout (all offsets are heap offsets, the heap's convention):
-//   header block  {magic, version, shape (algorithm, layout, key/value size, area size),
-//                  checksum of those, area_lists heads[list_count]}   (one heap block)
-//   area block    line 0: {magic, owner (heap offset of the header), next area, list index,
-//                  node count, checksum}; lines 1..n-1: node slots of node_size bytes
-// A thread appends areas to list (this_thread_id() % list_count) under that list's volatile
-// lock; it bumps through its current area, then reuses nodes from its volatile free list.
+// Persistent layout (node_store_layout.hpp). The anchor is a pool offset, as every container
+// anchor; links inside the store are heap offsets (buddy_heap::offset_of):
+//   header block  {magic, version, list count, shape (algorithm, layout, key/value size,
+//                  area size), checksum of those, heads[64]}   (one heap block of 1 KiB)
+//   area block    exactly shape.area_bytes; line 0: {magic, owner (heap offset of the
+//                  header), next area, list index, node count, checksum}; lines 1..n-1:
+//                  node slots of node_size bytes
+// Buddy blocks are aligned to their size within the heap's arena, so a node's area is its
+// offset rounded down to area_bytes: node_at() is one lookup in a volatile hash set.
 //
-// Fresh areas: every slot is written with shape.blank_node (the algorithm's "never used,
-// not a member" line: zeroed memory would read as a valid member to link-free, the notes'
-// warning) and written back, with one pfence, before the area is linked.
+// Volatile state: per thread (this_thread_id(), lazily allocated) a cache = the bump cursor
+// of its current area + a free vector; a shared depot (mutex) fed by add_free(); the set of
+// areas (shared mutex); a spin lock per list. allocate() takes from the cache's free vector,
+// else the next never-used slot of its area, else a batch of up to 64 from the depot, else
+// a new area. No thread waits for another across a persistence instruction except at a list
+// lock, whose wait loop calls pmem::wait_hint() (alloc/spin_lock.hpp): the crash simulator
+// switches threads there; the mutexes guard volatile code only.
 //
-// Crash consistency (area growth):  block := heap.allocate (pending); fill header + blank
-// slots; pwb every line; pfence; area.next := head (already in the fill); head := block,
-// pwb, pfence (commit); heap.confirm_allocation(block). A crash before the commit leaves an
-// unconfirmed block that heap.finish_recovery() frees; after it, recover() confirms it.
-// Areas are never returned to the heap while the set exists.
+// Crash consistency
+//   create:  header := identity + checksum, heads 0 (in a pending heap block); pwb every
+//            line; pfence (PP: complete before named); anchor := its pool offset; pwb;
+//            pfence (the commit: the anchor durable before the heap forgets the block);
+//            heap.confirm_allocation. A crash before the anchor is durable leaves a pending
+//            block that heap.finish_recovery() frees; after it, recover() confirms it.
+//   growth:  block := heap.allocate(area_bytes) (pending); every slot := blank_node; pwb
+//            every slot line; then, under the list's lock: line 0 := {.., next := head,
+//            checksum}; pwb line 0; pfence (PP: the whole area durable before it is linked);
+//            head := block (the commit); pwb; pfence (PP: linked durably before the heap
+//            forgets its pending slot); unlock; heap.confirm_allocation(block). A crash before
+//            the head is durable leaves an unlinked pending block (finish_recovery frees it);
+//            after it, the area is reachable, complete, and recover() confirms it. Heads of
+//            eight lists share a line: another list's write-back can only make a head durable
+//            early, and a head is stored only after its area is durable.
+//   Line 0 and the identity are written once; a head only ever moves to a newer area whose
+//   next names the old head, so every list stays a chain of complete areas at every crash.
+//   Areas are never returned to the heap while the set exists.
+//   allocate / free / add_free write nothing persistent outside growth.
 //
-// Validation (never trust the media): open() and validate() check the header (magic,
-// version, checksum, shape against the caller's expectation) and walk every list: each area
-// must be a live (or allocation-pending, between recover and finish) heap block of exactly
-// the area size, with a valid header naming this set as owner and this list, no area twice,
-// at most heap_size / area_size areas. Failures throw damaged_pool naming the list and area;
-// nothing is written. Node contents are the algorithm's to validate.
+// Validation (never trust the media): open(), validate(), recorded_shape() and recover()
+// check the header (in the pool, 64-byte aligned, a live or allocation-pending heap block big
+// enough; magic, checksum, version, list count, area_bytes a power of two from 4 KiB to the
+// heap's largest block, key + value within a node) and walk every list: each area must lie
+// in the heap's arena at a multiple of area_bytes, not be the header, be a live (or
+// allocation-pending, between heap.recover() and heap.finish_recovery()) heap block of
+// exactly area_bytes, with a valid line 0 (magic, checksum) naming this header as owner and
+// this list; no area twice (a cycle, or two lists sharing one), at most arena_size /
+// area_bytes areas. Offsets are compared as integers before any pointer is formed. Failures
+// throw damaged_pool (kind damaged_object, region "node_store") naming the list and area;
+// a shape other than the caller's is pool_error(type_mismatch); nothing is written. Node
+// contents are the algorithm's to validate (node_at() for locations read from nodes).
 #pragma once
 
 #include <array>
@@ -73,9 +111,11 @@ struct area_view {
 
 class node_store {
 public:
-    // Creates the header and no area; anchor := header offset is the commit point (pwb +
-    // pfence of the anchor word are the caller's: the catalog entry's anchor, as elsewhere).
-    // On failure nothing stays allocated and anchor stays 0.
+    // Creates the header and no area; anchor := the header's pool offset is the commit
+    // point, written back and fenced here (as containers/publish.hpp does), then the header
+    // block is confirmed. usage_error for a bad shape (area_bytes not a power of two from
+    // 4 KiB to heap.max_allocation(), key + value beyond a node); the heap's errors if it has
+    // no block. On failure nothing stays allocated and anchor stays 0.
     static node_store create(const pmem::pool_ref& pool, alloc::buddy_heap& heap,
                              std::uint64_t& anchor, const node_store_shape& shape);
     // Validates header and areas (see above) against `expected` (its blank_node is used for
@@ -90,7 +130,8 @@ public:
     static node_store_shape recorded_shape(const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
                                            std::uint64_t anchor);
     // Crash recovery of the areas, between heap.recover() and heap.finish_recovery():
-    // confirms every linked area still pending. Restartable; validates first.
+    // confirms the header and every linked area still pending. Restartable; validates first
+    // (and writes nothing if validation fails).
     static void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor);
 
     node_store(node_store&&) noexcept;
@@ -98,24 +139,30 @@ public:
     ~node_store();
 
     // A node slot for the calling thread: from its free list, else the next never-used slot
-    // of its current area, else a new area (throws heap's out-of-memory error if the heap is
-    // full). Contents: shape.blank_node, or whatever the slot's last user left.
+    // of its current area, else a batch from the depot (add_free), else a new area (throws
+    // the heap's out_of_memory / confirm_table_full if it has no block; nothing changes).
+    // Contents: shape.blank_node, or whatever the slot's last user left. Thread-safe.
     node_line* allocate();
-    // Back to the calling thread's free list (volatile; no persistence instruction).
+    // Back to the calling thread's free list (volatile; no persistence instruction). The
+    // node must have come from allocate() or a scan of this store, and not be free already.
     void free(node_line* node);
-    // Recovery: hands dead nodes found by a scan to the free lists (thread-safe).
+    // Recovery: hands dead nodes found by a scan to the shared depot, from which every
+    // thread's allocate() refills (thread-safe; volatile).
     void add_free(std::span<node_line* const> nodes);
-    // Every area, in list order (stable while no thread allocates).
+    // Every area: those open() found, lists 0..63 in turn, each from its head, then those
+    // grown since, in growth order (stable while no thread allocates).
     std::vector<area_view> areas() const;
     // Runs fn(area) for every area on `threads` worker threads (0: hardware concurrency,
     // at most the number of areas; 1: the calling thread). Exceptions are rethrown.
     void scan_parallel(unsigned threads, const std::function<void(const area_view&)>& fn) const;
     // A node of this store at pool offset `pool_offset`, or nullptr if the offset is not a
-    // node slot of one of its areas (validating a location read from the media). O(1).
+    // node slot of one of its areas (validating a location read from the media): line 0 of
+    // an area, an offset inside a slot, another block of the heap are refused. O(1): a hash
+    // lookup under a shared lock. Thread-safe.
     node_line* node_at(std::uint64_t pool_offset) const noexcept;
     std::uint64_t pool_offset_of(const node_line* node) const noexcept;
     const node_store_shape& shape() const noexcept;
-    // Node slots in all areas, and slots never handed out (volatile counts).
+    // Node slots in all areas (a volatile count).
     std::size_t capacity() const noexcept;
 
 private:

@@ -84,7 +84,9 @@ TEST_P(LinkfreeStress, OwnKeysExactSharedKeysConsistentThenRestart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeStress, ::testing::Values(set_layout::list, set_layout::hash),
-                         [](const ::testing::TestParamInfo<set_layout>& p) { return p.param == set_layout::list ? "list" : "hash"; });
+                         [](const ::testing::TestParamInfo<set_layout>& p) {
+                             return p.param == set_layout::list ? "list" : "hash";
+                         });
 
 }  // namespace
 }  // namespace ferrite::sets

@@ -228,6 +228,7 @@ TEST_P(LinkfreeTable, ValidityBitsOtherThanZeroOrOneAreRefusedAndNothingIsWritte
     lines_with_key(tag + 17).front()[1] = std::byte{7};
     recover_all<set_table>();
     const auto image = bytes();
+    EXPECT_THROW((void)set_table::validate(*pool_, *heap_, anchor()), damaged_pool);
     try {
         (void)set_table::open(*pool_, *heap_, anchor(), GetParam(), small());
         FAIL() << "opened a set whose node has validity bit 7";
@@ -247,6 +248,7 @@ TEST_P(LinkfreeTable, TwoMembersWithOneKeyAreRefusedAndNothingIsWritten) {
     std::memcpy(victim, lines_with_key(tag + 41).front(), 64);  // a second valid unmarked key 41
     recover_all<set_table>();
     const auto image = bytes();
+    EXPECT_THROW((void)set_table::validate(*pool_, *heap_, anchor()), damaged_pool);
     EXPECT_THROW((void)set_table::open(*pool_, *heap_, anchor(), GetParam(), small()), damaged_pool);
     EXPECT_TRUE(bytes() == image);
 }
@@ -258,11 +260,15 @@ TEST_P(LinkfreeTable, OpeningAsAnotherShapeIsATypeMismatch) {
     EXPECT_THROW((void)restart<map_table>(GetParam()), pool_error);
     EXPECT_THROW((void)map_table::validate(*pool_, *heap_, anchor()), pool_error);
     EXPECT_FALSE(set_table::validate(*pool_, *heap_, anchor()).empty());
+    EXPECT_EQ(members(restart<set_table>(GetParam(), set_table::options{})), std::set<u64>{1})
+        << "the area size is the recorded one, whatever the options say";
     EXPECT_THROW((void)set_table::open(*pool_, *heap_, anchor(), static_cast<set_layout>(9)), usage_error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, LinkfreeTable, ::testing::Values(set_layout::list, set_layout::hash),
-                         [](const ::testing::TestParamInfo<set_layout>& p) { return p.param == set_layout::list ? "list" : "hash"; });
+                         [](const ::testing::TestParamInfo<set_layout>& p) {
+                             return p.param == set_layout::list ? "list" : "hash";
+                         });
 
 class LinkfreeHash : public testing::LinkfreePool {};
 

@@ -21,6 +21,7 @@
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "ferrite/sets/node_store_layout.hpp"
+#include "ferrite/sync/thread_id.hpp"
 
 namespace {
 
@@ -36,7 +37,7 @@ using ferrite::sets::node_store;
 using ferrite::sets::node_store_header;
 using ferrite::sets::node_store_shape;
 
-constexpr std::uint64_t heap_bytes = 2 << 20;
+constexpr std::uint64_t heap_bytes = 1 << 20;
 constexpr std::uint32_t slots_per_area = 4096 / 64 - 1;
 
 node_store_shape test_shape() {
@@ -62,7 +63,7 @@ protected:
         path_ = "/dev/shm/ferrite-node-store-test-" + std::to_string(::getpid()) + "-" +
                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
         std::filesystem::remove(path_);
-        pool_ = std::make_unique<ferrite::pmem::pool>(ferrite::pmem::pool::create(path_, "node-store-test", 4 << 20));
+        pool_ = std::make_unique<ferrite::pmem::pool>(ferrite::pmem::pool::create(path_, "node-store-test", 2 << 20));
         root_ = static_cast<std::byte*>(pool_->root_bytes(64 + heap_bytes));
         heap_offset_ = static_cast<std::uint64_t>(root_ - pool_->base()) + 64;
         heap_.reset(new buddy_heap(buddy_heap::create(*pool_, heap_offset_, heap_bytes)));
@@ -499,6 +500,37 @@ TEST_F(NodeStoreTest, ConcurrentAllocationYieldsDistinctSlots) {
     EXPECT_EQ(all.size(), threads * (per_thread - per_thread / 5));
     EXPECT_EQ(node_store::validate(*pool_, *heap_, anchor()).size(), s.areas().size() + 1);
     EXPECT_EQ(s.capacity(), s.areas().size() * slots_per_area);
+}
+
+TEST_F(NodeStoreTest, ThreadsSharingAListLinkTheirAreasInTurn) {
+    // More threads alive at once than there are lists: ids i and i + 64 share list i, so
+    // their growths serialise on its lock and chain their areas on one list.
+    auto s = create();
+    constexpr unsigned threads = ferrite::sets::area_list_count + 6;
+    std::atomic<unsigned> ready{0};
+    std::vector<std::vector<node_line*>> got(threads);
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t)
+        workers.emplace_back([&, t] {
+            ferrite::sync::this_thread_id();  // taken while every worker is alive: distinct
+            ready.fetch_add(1);
+            while (ready.load() < threads) std::this_thread::yield();
+            for (std::uint32_t i = 0; i < slots_per_area + 1; ++i) got[t].push_back(s.allocate());
+        });
+    for (auto& w : workers) w.join();
+    std::set<node_line*> all;
+    for (const auto& v : got) all.insert(v.begin(), v.end());
+    EXPECT_EQ(all.size(), std::size_t{threads} * (slots_per_area + 1));
+    EXPECT_EQ(s.areas().size(), 2 * std::size_t{threads});
+    const auto owned = node_store::validate(*pool_, *heap_, anchor());
+    EXPECT_EQ(owned.size(), 2 * std::size_t{threads} + 1);
+    unsigned longer = 0;
+    for (unsigned i = 0; i < ferrite::sets::area_list_count; ++i) {
+        unsigned n = 0;
+        for (auto off = header().heads[i]; off != 0; off = area_at(off).next) ++n;
+        if (n > 2) ++longer;
+    }
+    EXPECT_GE(longer, 1u) << "no list holds the areas of two threads";
 }
 
 }  // namespace
