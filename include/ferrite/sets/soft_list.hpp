@@ -51,10 +51,13 @@
 //            have persisted, independently:
 //              Py incomplete: Px member (superseded or not: its target is incomplete);
 //              Py complete, Px superseded: Py member, Px not;
-//              Py complete, Px not yet superseded: BOTH read as members. This is the one
-//              case the plan's argument missed; recovery keeps one of them and durably
-//              deletes the other (soft_recovery.hpp), which is allowed because the upsert
-//              had not returned (its LP follows the fence) and no thread read Y;
+//              Py complete, Px not yet superseded: BOTH read as members (the lines are
+//              unordered before the fence). The design this replaces claimed "exactly one
+//              of X, Y at every crash"; the crash simulator refutes it (soft-map without the
+//              duplicate rule: 1631 of 10,000 crash points recover a key twice). Recovery
+//              keeps one of them and durably deletes the other (soft_recovery.hpp), which
+//              is allowed because the upsert had not returned (its LP follows the fence)
+//              and no thread had read Y (a search of k stops at X until the LP);
 //              Pw (X's own predecessor) is superseded by a complete Px: not a member,
 //              deleted or not.
 //            After the fence exactly Py is a member.
@@ -64,8 +67,13 @@
 //            prev_pnode (whose replacement was removed or replaced) is reclaimed, and each of
 //            those paths durably deleted every PNode naming P first: remove deletes
 //            prev_pnode with pnode in its fence; the next replace deletes prev_pnode in its
-//            fence, before its LP, before the reclaim. Polarity flipping twice (back to the
-//            original) cannot matter either: the namer is durably deleted by then.
+//            fence, before its LP, before the reclaim; recovery durably deletes every dead
+//            superseded PNode (one fence) before it frees any slot. Polarity flipping twice
+//            (back to the original) cannot matter either: the namer is durably deleted by
+//            then. A member whose target never completed (the crash came before the
+//            replacement's create) keeps a stale superseded flag: its target slot, reused,
+//            can only hold its key again as the member's own next replacement, which
+//            supersedes it for real.
 #pragma once
 
 #include <atomic>
@@ -206,6 +214,10 @@ public:
                     help_replace(curr);
                     continue;
                 }
+                // Replaced since the search: the key lives on in the replacement. (Returning
+                // false here, as for DELETED, lost a present key's erase: found by the
+                // soft-map target in random crash moments, which switch threads anywhere.)
+                if (st(s) == replaced) continue;
                 if (st(s) == intend_to_delete) finish_remove(curr);  // help the winner
                 return false;
             }

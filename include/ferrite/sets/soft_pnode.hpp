@@ -28,7 +28,7 @@
 //
 // Member at recovery iff valid_start == valid_end && deleted != valid_start && !(superseded
 // && the PNode named by superseded_by is complete). A blank slot (all zero) is valid and
-// deleted: not a member. Invalid PNodes are normalised before reuse (soft_recovery.hpp).
+// deleted: not a member. Dead PNodes are normalised before reuse (soft_recovery.hpp).
 #pragma once
 
 #include <atomic>
@@ -104,7 +104,7 @@ struct payload_io {
         std::memcpy(buf, &key, sizeof(K));
         if constexpr (value_bytes != 0)
             std::memcpy(reinterpret_cast<unsigned char*>(buf) + sizeof(K), &value, value_bytes);
-        for (std::size_t i = 0; i < words; ++i) detail::store64(p->payload[i], buf[i]);
+        for (std::size_t i = 0; i < words; ++i) detail::store64(p->payload[i], buf[i], std::memory_order_release);
     }
     static K key(const pnode* p) noexcept {
         std::uint64_t buf[6];
@@ -142,7 +142,9 @@ inline bool prepare(pnode* p) noexcept {
 template <class K, class V>
 void create(pnode* p, const K& key, const V& value, bool polarity) noexcept {
     detail::store8(p->valid_start, detail::bit(polarity), std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    // The payload stores are release stores (the listing's release fence, L7): neither the
+    // compiler nor the CPU moves valid_start after them, so the line's program order, the
+    // order its stores persist in, is valid_start, payload, valid_end.
     payload_io<K, V>::write(p, key, value);
     detail::store8(p->valid_end, detail::bit(polarity));
     pmem::pwb(p);  // this line; durable at the caller's fence
@@ -160,25 +162,6 @@ inline void supersede(pnode* p, std::uint64_t target) noexcept {
     detail::store64(p->superseded_by, target, std::memory_order_relaxed);
     detail::store8(p->superseded, 1);
     pmem::pwb(p);  // durable at the caller's fence
-}
-
-// Recovery only (quiescent): a dead PNode made "valid and deleted" in its current polarity.
-// Invalid ones need no write-back (the next create stores to the same line after this);
-// valid, not deleted ones (superseded) must be durably deleted before their target can be
-// freed and reused, so they are written back (the caller fences once).
-inline bool normalise_dead(pnode* p) noexcept {
-    const auto f = read_flags(p);
-    if (!f.valid()) {
-        detail::store8(p->valid_end, f.valid_start);
-        detail::store8(p->deleted, f.valid_start);
-        return false;
-    }
-    if (f.deleted != f.valid_start) {
-        detail::store8(p->deleted, f.valid_start);
-        pmem::pwb(p);  // durable at recovery's fence, before any slot is reused
-        return true;
-    }
-    return false;
 }
 
 }  // namespace ferrite::sets::soft

@@ -36,6 +36,25 @@
 
 namespace ferrite::sets::soft {
 
+// Recovery only (quiescent): a dead PNode made "valid and deleted" in its current polarity.
+// Invalid ones need no write-back (the next create stores to the same line after this);
+// valid, not deleted ones (superseded) must be durably deleted before their target can be
+// freed and reused, so they are written back (the caller fences once).
+inline bool normalise_dead(pnode* p) noexcept {
+    const auto f = read_flags(p);
+    if (!f.valid()) {
+        detail::store8(p->valid_end, f.valid_start);
+        detail::store8(p->deleted, f.valid_start);
+        return false;
+    }
+    if (f.deleted != f.valid_start) {
+        detail::store8(p->deleted, f.valid_start);
+        pmem::pwb(p);  // durable at recovery's fence, before any slot is reused
+        return true;
+    }
+    return false;
+}
+
 enum class verdict { member, free, invalid, superseded };
 
 // Finds a node slot by pool offset (nullptr: not a slot of this set).

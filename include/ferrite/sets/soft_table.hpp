@@ -106,7 +106,7 @@ public:
                                  std::to_string(s.algorithm) + " with " + std::to_string(s.key_size) + "-byte keys and " +
                                  std::to_string(s.value_size) + "-byte values, not a SOFT set of this type");
         std::byte* base = pool.base();
-        const std::uint64_t header = static_cast<std::uint64_t>(heap.base() - base) + anchor;
+        const std::uint64_t header = anchor;  // the header block's pool offset
         std::vector<std::uint64_t> areas;  // sorted pool offsets of the area blocks
         for (auto off : blocks)
             if (off != header) areas.push_back(off);

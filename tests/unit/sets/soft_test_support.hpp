@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -29,16 +30,17 @@ struct value24 {
 
 class soft_pool_test : public ::testing::Test {
 protected:
-    static constexpr std::uint64_t heap_bytes = 32 << 20;
+    virtual std::uint64_t heap_bytes() const { return 4 << 20; }
 
     void SetUp() override {
         path_ = "/dev/shm/ferrite-soft-test-" + std::to_string(::getpid()) + "-" +
                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        std::replace(path_.begin() + 9, path_.end(), '/', '-');  // parameterised names
         std::filesystem::remove(path_);
-        pool_ = std::make_unique<pmem::pool>(pmem::pool::create(path_, "soft-test", heap_bytes + (1 << 20)));
-        root_ = static_cast<std::byte*>(pool_->root_bytes(64 + heap_bytes));
+        pool_ = std::make_unique<pmem::pool>(pmem::pool::create(path_, "soft-test", heap_bytes() + (1 << 20)));
+        root_ = static_cast<std::byte*>(pool_->root_bytes(64 + heap_bytes()));
         heap_offset_ = static_cast<std::uint64_t>(root_ - pool_->base()) + 64;
-        heap_.reset(new alloc::buddy_heap(alloc::buddy_heap::create(*pool_, heap_offset_, heap_bytes)));
+        heap_.reset(new alloc::buddy_heap(alloc::buddy_heap::create(*pool_, heap_offset_, heap_bytes())));
     }
     void TearDown() override {
         heap_.reset();
