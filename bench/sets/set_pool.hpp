@@ -62,7 +62,8 @@ public:
     const pmem::pool_ref& pool() const noexcept { return pool_; }
     alloc::buddy_heap& heap() noexcept { return *heap_; }
     std::uint64_t& anchor() noexcept { return *anchor_; }
-    // The anchor is the caller's commit point (node_store.hpp: pwb + pfence are ours).
+    // Makes the anchor durable (node_store::create already does; kept so that a table
+    // whose create leaves it to the caller, as the plan first had it, is safe too).
     void persist_anchor() noexcept {
         pmem::pwb(anchor_);
         pmem::pfence();
