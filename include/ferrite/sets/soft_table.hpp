@@ -4,7 +4,7 @@
 //
 //   alloc::buddy_heap& heap = ...;  std::uint64_t anchor = 0;
 //   auto t = sets::soft_table<std::uint64_t, std::uint64_t>::create(pool, heap, anchor, set_layout::hash);
-//   (persist anchor: pwb + pfence, the caller's commit point)
+//   (create persists the anchor word itself: node_store::create's commit point)
 //   t.insert(1, 10); t.insert_or_assign(1, 11); t.get(1) == 11; t.erase(1);
 //   ... crash ...
 //   heap.recover(); soft_table<..>::recover(pool, heap, anchor); heap.finish_recovery();
@@ -19,8 +19,9 @@
 // what helping another thread's pending update costs), 1-3 pwb; contains and get: none.
 //
 // Crash consistency: the persistent state is the node store (header + areas) and nothing
-// else; a PNode's line says whether it is a member. create() commits with the caller's
-// anchor; recover() only confirms the store's pending areas; open() validates every slot
+// else; a PNode's line says whether it is a member. create() commits with the anchor
+// (written back and fenced by node_store::create); recover() only confirms the store's
+// pending areas; open() validates every slot
 // before it writes anything and rebuilds the volatile list and buckets (soft_recovery.hpp).
 // A close needs no write: open always rebuilds from the areas.
 #pragma once
