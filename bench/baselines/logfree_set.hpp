@@ -1,7 +1,7 @@
 // bench/baselines/logfree_set.hpp: the log-free durable linked list and hash set of David,
 // Dragojevic, Guerraoui, Zablotchi ("Log-Free Concurrent Data Structures", USENIX ATC 2018),
-// written from that paper's description (summary: ../shared/notes/durable-sets.md, last
-// section) as the `logfree-list` and `logfree-hash` baselines of the durable sets (issue 18).
+// written from that paper's description (docs/references.md) as the `logfree-list` and
+// `logfree-hash` baselines of the durable sets (issue 18).
 //
 // Algorithm. A Harris lock-free sorted list of 64-byte nodes {key, value, next} in persistent
 // memory, whose links ARE persistent (unlike link-free and SOFT, which persist no link):
@@ -22,6 +22,15 @@
 // splitmix64(key) masked to the bucket count, which the subject chooses from --keys for load
 // factor 1 as in the paper (no resizing: the log-free hash table is fixed-size).
 //
+// Crash consistency (the paper's argument; not crash-tested here, the baseline is measured
+// only): the persistent image is always a sorted list from each head. A node is durable
+// (pwb, pfence) before the CAS that links it, so a durable link never leads to an unwritten
+// node; every link change is one 8-byte word, so the image holds either the old or the new
+// link; a durable deletion mark means "removed" (recovery would unlink marked nodes); a link
+// loses its unpersisted bit only after a pwb of a line holding it and a pfence, so a clean
+// link is durable, and an operation returns only after the links it passed and its answer
+// rests on are clean (with the cache: except the updater's own parked link, see above).
+//
 // Costs per operation (pwb/pfence), uncontended:
 //   without the cache: successful insert 2/2 (node, link); successful remove 2/2 (mark,
 //     unlink); contains and failed updates 0/0 unless they meet an unpersisted link (then
@@ -36,7 +45,7 @@
 //   * no NV-epochs and no reclamation: nodes come from a scratch arena (scratch_arena.hpp,
 //     per-thread bump allocation in pool files) and unlinked nodes are never reused, so the
 //     pool grows by one 64-byte slot per successful insert during a run. This favours the
-//     baseline slightly (no allocator or epoch cost) and rules out ABA on links.
+//     baseline slightly (no allocator or epoch cost) and rules out ABA through a reused node.
 //   * no recovery: the benchmark never reopens a structure (a restart would unlink marked
 //     nodes and free unreachable slots of the active areas; milliseconds in the paper).
 //   * the parked link keeps its unpersisted bit (see link_cache.hpp), so every thread whose

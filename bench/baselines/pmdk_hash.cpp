@@ -40,7 +40,7 @@ std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finalizer
 
 hash_map::hash_map(const std::filesystem::path& dir, std::uint64_t buckets, std::uint64_t capacity)
     : pool_(dir, "hash",
-            pool_size_for(capacity, 96) + std::bit_ceil(std::max<std::uint64_t>(buckets, 1)) * sizeof(PMEMoid)),
+            pool_size_for(capacity, 64) + std::bit_ceil(std::max<std::uint64_t>(buckets, 1)) * sizeof(PMEMoid)),
       root_oid_(pool_.root(sizeof(root_t))),
       root_(direct<root_t>(root_oid_)),
       mask_(std::bit_ceil(std::max<std::uint64_t>(buckets, 1)) - 1),

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <random>
 #include <set>
 #include <string>
@@ -52,6 +53,8 @@ struct layout {
     std::uint64_t buckets;
     bool cache;
 };
+
+void PrintTo(const layout& l, std::ostream* os) { *os << l.name; }
 
 class LogfreeModel : public testing::TestWithParam<layout> {};
 
