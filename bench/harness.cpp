@@ -80,6 +80,9 @@ void validate(const bench_config& cfg) {
         keyed = keyed || w->family == op_family::keyed;
         sequence = sequence || w->family == op_family::sequence;
         set_mix = set_mix || w->kind == pattern::set_mix;
+        if (cfg.seconds && (w->kind == pattern::set_recovery || w->kind == pattern::set_growth))
+            throw usage_error("--seconds: workload '" + w->name + "' runs a fixed amount of work (--keys" +
+                              (w->kind == pattern::set_growth ? ", then --ops steady pairs" : "") + "), not a duration");
     }
     if (cfg.keys && !keyed)
         throw usage_error("--keys sets the prefill of keyed workloads (set-mix, ycsb-*); sequence workloads take "
@@ -102,6 +105,9 @@ void validate(const bench_config& cfg) {
                 throw usage_error("structure '" + s.kind->name + "' cannot run workload '" + w->name +
                                   "': it lacks " + op_list(missing) + " (it supports " +
                                   op_list(s.kind->supports) + ")");
+            if (w->needs_reopen && !s.kind->reopens)
+                throw usage_error("structure '" + s.kind->name + "' cannot run workload '" + w->name +
+                                  "': it cannot be closed and reopened from a pool (only the durable sets can)");
         }
 }
 
@@ -114,16 +120,187 @@ key_options key_options_for(const bench_config& cfg, const workload& w) {
     return {cfg.distribution.value_or(w.distribution), cfg.reads_percent.value_or(default_reads_percent)};
 }
 
+std::uint64_t capacity_hint_for(const bench_config& cfg, const workload& w, unsigned threads) {
+    if (w.family != op_family::keyed) return 0;
+    const std::uint64_t n = initial_size_for(cfg, w);
+    switch (w.kind) {
+    case pattern::set_mix: return 2 * n;  // every key of [0, 2N)
+    case pattern::ycsb_load:
+    case pattern::ycsb_e:  // new keys: one per insert
+        return cfg.seconds ? 0 : n + std::uint64_t{threads} * cfg.ops_per_thread;
+    case pattern::set_growth: return std::max(n, growth_start_keys) + threads;  // the steady pairs keep N
+    default: return n;  // updates and reads of present keys, set-recovery
+    }
+}
+
 std::string measured_structure::label() const {
     return own_options ? kind->name + ":" + ablation_name(*own_options) : kind->name;
 }
 
+void subject::close_for_reopen() { throw usage_error("this structure cannot be closed and reopened"); }
+std::uint64_t subject::reopen(unsigned) { throw usage_error("this structure cannot be closed and reopened"); }
+
+namespace {
+
+std::unique_ptr<subject> make_subject(const measured_structure& entry, const workload& w, unsigned threads,
+                                      const bench_config& cfg, std::uint64_t initial) {
+    subject_config sc{threads, initial, cfg.pool_dir, cfg.options_for(entry)};
+    sc.capacity_hint = capacity_hint_for(cfg, w, threads);
+    auto subj = entry.kind->make(sc);
+    if (!subj) throw error("structure '" + entry.label() + "' could not be created");
+    return subj;
+}
+
+// set-recovery: one timed reopen on this thread (harness.hpp).
+rep_result measure_recovery(const measured_structure& entry, const workload& w, unsigned threads,
+                            const bench_config& cfg) {
+    const std::uint64_t keys = initial_size_for(cfg, w);
+    const auto subj = make_subject(entry, w, threads, cfg, keys);
+    subj->close_for_reopen();
+    const auto start = clock::now();
+    const auto found = subj->reopen(threads);
+    const auto end = clock::now();
+    if (found != keys)
+        throw error("structure '" + entry.label() + "' reopened with " + std::to_string(found) + " keys, not the " +
+                    std::to_string(keys) + " it was closed with");
+    rep_result r;
+    r.ops = found;
+    r.seconds = std::chrono::duration<double>(end - start).count();
+    r.persistence_counted = false;  // the recovery threads are the structure's
+    return r;
+}
+
+// set-growth: inserts from min(growth_start_keys, N) keys to N (timed), a barrier, then the
+// steady erase+insert pairs at N (harness.hpp).
+rep_result measure_growth(const measured_structure& entry, const workload& w, unsigned threads,
+                          const bench_config& cfg, unsigned rep) {
+    const std::uint64_t target = initial_size_for(cfg, w);
+    const std::uint64_t start_keys = std::min(growth_start_keys, target);
+    const auto subj = make_subject(entry, w, threads, cfg, start_keys);
+    const std::uint64_t to_insert = target - start_keys;
+
+    struct alignas(64) growth_slot {
+        worker_slot growth;
+        latency_histogram steady;
+        std::exception_ptr steady_failure;
+    };
+    std::vector<growth_slot> slots(threads);
+    std::atomic<unsigned> ready{0};
+    std::atomic<bool> go{false};
+    std::atomic<bool> cancelled{false};
+    std::atomic<unsigned> grown{0};  // workers past the growth phase
+
+    auto body = [&](unsigned tid) {
+        auto& slot = slots[tid];
+        bool attached = true;
+        try {
+            subj->attach(tid);
+        } catch (...) {
+            slot.growth.failure = std::current_exception();
+            attached = false;
+        }
+        op_stream stream(w, tid, cfg.seed + rep, start_keys, key_options_for(cfg, w));
+        sample_gaps gaps(cfg.latency_every, tid, cfg.seed + rep);
+        std::uint64_t until_sample = gaps.next();
+        auto insert = [&](latency_histogram& into) {
+            const auto s = stream.next();  // an insert of this thread's next new key
+            if (--until_sample != 0) [[likely]] {
+                subj->run(tid, s.o, s.a, s.b);
+                return;
+            }
+            until_sample = gaps.next();
+            const auto t0 = clock::now();
+            subj->run(tid, s.o, s.a, s.b);
+            const auto t1 = clock::now();
+            into.record(static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+        };
+        const std::uint64_t share = to_insert / threads + (tid < to_insert % threads ? 1 : 0);
+        const auto before = pmem::thread_counters();
+        ready.fetch_add(1, std::memory_order_acq_rel);
+        ready.notify_all();
+        go.wait(false, std::memory_order_acquire);
+        if (cancelled.load(std::memory_order_acquire)) return;
+        std::uint64_t n = 0;
+        if (attached) {
+            try {
+                for (; n < share; ++n) insert(slot.growth.latency);
+            } catch (...) {
+                slot.growth.failure = std::current_exception();
+            }
+        }
+        slot.growth.end = clock::now();
+        slot.growth.persistence = pmem::thread_counters() - before;
+        slot.growth.ops = n;
+        // Every worker's growth ends before any steady pair: the table is at N. A worker
+        // that failed still arrives (nobody waits forever) and runs no pair.
+        grown.fetch_add(1, std::memory_order_acq_rel);
+        grown.notify_all();
+        for (unsigned g; (g = grown.load(std::memory_order_acquire)) < threads;)
+            grown.wait(g, std::memory_order_acquire);
+        if (attached && !slot.growth.failure) {
+            try {
+                for (std::uint64_t j = 0; j < cfg.ops_per_thread; ++j) {
+                    subj->run(tid, op::erase, new_key_of(tid, j), 0);  // the oldest of its own keys
+                    insert(slot.steady);
+                }
+            } catch (...) {
+                slot.steady_failure = std::current_exception();
+            }
+        }
+        if (!attached) return;
+        try {
+            subj->detach(tid);
+        } catch (...) {
+            if (!slot.steady_failure) slot.steady_failure = std::current_exception();
+        }
+    };
+
+    std::vector<std::thread> workers;
+    workers.reserve(threads);
+    auto release = [&] {
+        go.store(true, std::memory_order_release);
+        go.notify_all();
+    };
+    try {
+        for (unsigned t = 0; t < threads; ++t) workers.emplace_back(body, t);
+    } catch (...) {
+        cancelled.store(true, std::memory_order_release);
+        release();
+        for (auto& th : workers) th.join();
+        throw;
+    }
+    for (unsigned r; (r = ready.load(std::memory_order_acquire)) < threads;)
+        ready.wait(r, std::memory_order_acquire);
+    const auto start = clock::now();
+    release();
+    for (auto& th : workers) th.join();
+
+    rep_result r;
+    r.steady_latency.emplace();
+    auto end = start;
+    for (const auto& s : slots) {
+        if (s.growth.failure) std::rethrow_exception(s.growth.failure);
+        if (s.steady_failure) std::rethrow_exception(s.steady_failure);
+        r.ops += s.growth.ops;
+        r.persistence += s.growth.persistence;
+        r.latency.merge(s.growth.latency);
+        r.steady_latency->merge(s.steady);
+        end = std::max(end, s.growth.end);
+    }
+    r.seconds = std::chrono::duration<double>(end - start).count();
+    r.persistence_counted = subj->persistence_counted();
+    return r;
+}
+
+}  // namespace
+
 rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,
                    const bench_config& cfg, unsigned rep) {
+    if (w.kind == pattern::set_recovery) return measure_recovery(entry, w, threads, cfg);
+    if (w.kind == pattern::set_growth) return measure_growth(entry, w, threads, cfg, rep);
     const std::uint64_t initial = initial_size_for(cfg, w);
-    const subject_config sc{threads, initial, cfg.pool_dir, cfg.options_for(entry)};
-    const auto subj = entry.kind->make(sc);
-    if (!subj) throw error("structure '" + entry.label() + "' could not be created");
+    const auto subj = make_subject(entry, w, threads, cfg, initial);
 
     std::vector<worker_slot> slots(threads);
     std::atomic<unsigned> ready{0};
@@ -243,8 +420,13 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
     double batch = 0;
     std::optional<pmem::counters> combiner = pmem::counters{};
     latency_histogram latency;
+    std::optional<latency_histogram> steady;
     for (const auto& r : reps) {
         latency.merge(r.latency);
+        if (r.steady_latency) {
+            if (!steady) steady.emplace();
+            steady->merge(*r.steady_latency);
+        }
         if (combiner && r.combiner)
             *combiner += *r.combiner;
         else
@@ -259,6 +441,9 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
     if (latency.count() > 0)
         p.latency = latency_summary{latency.count(), latency.value_at_percentile(50),
                                     latency.value_at_percentile(99), latency.value_at_percentile(99.9)};
+    if (steady && steady->count() > 0)
+        p.steady_latency = latency_summary{steady->count(), steady->value_at_percentile(50),
+                                           steady->value_at_percentile(99), steady->value_at_percentile(99.9)};
     p.ops_per_sec = summarize(rates);
     p.seconds = summarize(secs).median;
     if (!reps.empty()) {
@@ -311,10 +496,13 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
                 auto& p = out.back();
                 p.ablation = ablation_name(cfg.options_for(cfg.structures[s]));
                 p.family = w->family;
+                p.kind = w->kind;
                 if (w->family == op_family::keyed) {
                     const auto k = key_options_for(cfg, *w);
-                    // ycsb-load draws no existing key: its distribution is not used.
-                    p.distribution = w->kind == pattern::ycsb_load
+                    // ycsb-load, set-growth and set-recovery draw no existing key.
+                    const bool draws = w->kind != pattern::ycsb_load && w->kind != pattern::set_growth &&
+                                       w->kind != pattern::set_recovery;
+                    p.distribution = !draws
                                          ? "none"
                                          : std::string(to_string(k.distribution.value_or(w->distribution)));
                     if (w->kind == pattern::set_mix) p.reads_percent = k.reads_percent;

@@ -30,6 +30,21 @@
 // the fastest volatile operation (~30 ns); docs/results.md measures it. The recorded time
 // includes one clock read. latency_every = 0 switches timing off (the same loop, never
 // reaching a sample).
+//
+// Two durable-set workloads measure something else than a stream (workloads.hpp):
+//   set-recovery  one measurement = make the subject with N keys, close_for_reopen()
+//                 (untimed), then time reopen(threads) on the harness's thread: `threads`
+//                 is the number of recovery threads, ops = keys the reopened structure
+//                 holds (it must be N: anything else fails the measurement), seconds = the
+//                 open, ops/s = keys recovered per second. The recovery threads are the
+//                 structure's, so their persistence instructions are not counted (n/a).
+//   set-growth    the subject starts with min(growth_start_keys, N) keys; the timed region
+//                 is the workers' inserts of the N - start new keys (shared out evenly);
+//                 throughput, persistence and latency are those of the growth. After a
+//                 barrier each worker runs ops_per_thread steady pairs (erase its oldest
+//                 own key, insert a new one), whose insert latencies, sampled the same way,
+//                 are the point's steady_latency. Both run a fixed amount of work: no
+//                 --seconds.
 #pragma once
 
 #include <cstdint>
@@ -97,6 +112,7 @@ struct rep_result {
     bool persistence_counted = true;
     std::optional<pmem::counters> combiner;  // the record's combiner part over the region (DFC)
     latency_histogram latency;               // sampled operations of every worker (ns)
+    std::optional<latency_histogram> steady_latency;  // set-growth: the steady phase's inserts
 
     double ops_per_sec() const noexcept { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
 };
@@ -128,6 +144,8 @@ struct point_result {
     std::optional<double> combiner_pwb_per_op;     // when every repetition reported them
     std::optional<double> combiner_pfence_per_op;
     std::optional<latency_summary> latency;  // nullopt: no operation was timed
+    std::optional<latency_summary> steady_latency;  // set-growth: steady-state inserts
+    pattern kind = pattern::push_pop;        // the workload's
     op_family family = op_family::sequence;  // the workload's
     std::string distribution;                // keyed workloads: uniform or zipfian
     std::optional<unsigned> reads_percent;   // set-mix
@@ -137,15 +155,20 @@ struct point_result {
 
 // Throws ferrite::usage_error if the configuration cannot run: nothing to run, a zero
 // thread count / reps / ops / duration, a structure of the other family than a workload
-// (sequence vs keyed) or lacking one of its operations, an option that no workload of the
-// run uses (--keys, --distribution without a keyed workload, --reads without set-mix,
-// --initial-size without a sequence workload), reads above 100 %.
+// (sequence vs keyed) or lacking one of its operations (or, for set-recovery, unable to
+// reopen), an option that no workload of the run uses (--keys, --distribution without a
+// keyed workload, --reads without set-mix, --initial-size without a sequence workload),
+// reads above 100 %, --seconds with set-recovery or set-growth.
 void validate(const bench_config& cfg);
 
 // The initial size a workload runs with under this configuration (keyed: the keys).
 std::uint64_t initial_size_for(const bench_config& cfg, const workload& w);
 // What a keyed workload's streams draw under this configuration.
 key_options key_options_for(const bench_config& cfg, const workload& w);
+// Keyed: the most distinct keys a structure may hold at once in one measurement of w with
+// `threads` workers (subject_config::capacity_hint); 0 where unbounded (--seconds with a
+// workload that inserts new keys).
+std::uint64_t capacity_hint_for(const bench_config& cfg, const workload& w, unsigned threads);
 
 // One measurement (a fresh subject). Rethrows the first exception of a worker.
 rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,

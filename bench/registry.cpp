@@ -7,6 +7,7 @@
 #include "bench/containers/vector_subjects.hpp"
 #include "bench/containers/pfc_subjects.hpp"
 #include "bench/containers/dfc_subjects.hpp"
+#include "bench/sets/set_subjects.hpp"
 
 namespace ferrite::bench {
 
@@ -15,6 +16,7 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     register_vector_subjects(out);
     register_pfc_subjects(out);
     register_dfc_subjects(out);
+    register_set_subjects(out);  // keyed: the durable sets (bench/sets/)
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
     register_map_baselines(out);  // keyed: map-mutex, ordered-map-mutex

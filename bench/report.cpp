@@ -135,6 +135,17 @@ nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
         j["distribution"] = p.distribution;
         if (p.reads_percent) j["reads_percent"] = *p.reads_percent;
     }
+    // set-growth only: the steady-state inserts' latency, and the growth's p99.9 over it.
+    if (p.kind == pattern::set_growth) {
+        j["steady_latency_samples"] = p.steady_latency ? p.steady_latency->samples : 0;
+        j["steady_latency_p50_ns"] = latency_json(p.steady_latency, &latency_summary::p50_ns);
+        j["steady_latency_p99_ns"] = latency_json(p.steady_latency, &latency_summary::p99_ns);
+        j["steady_latency_p999_ns"] = latency_json(p.steady_latency, &latency_summary::p999_ns);
+        j["growth_vs_steady_p999"] = p.latency && p.steady_latency && p.steady_latency->p999_ns > 0
+                                         ? nlohmann::ordered_json(static_cast<double>(p.latency->p999_ns) /
+                                                                  static_cast<double>(p.steady_latency->p999_ns))
+                                         : nlohmann::ordered_json(nullptr);
+    }
     return j;
 }
 
@@ -151,7 +162,8 @@ const std::vector<std::string>& csv_columns() {
         "nt_stores_per_op", "batch_size", "baseline", "vs_baseline", "oversubscribed",
         "initial_size", "ablation", "seed", "hardware_concurrency", "cpu", "backend",
         "latency_sample_every", "latency_samples", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
-        "keys", "distribution", "reads_percent"};
+        "keys", "distribution", "reads_percent", "steady_latency_samples", "steady_latency_p50_ns",
+        "steady_latency_p99_ns", "steady_latency_p999_ns", "growth_vs_steady_p999"};
     return cols;
 }
 
@@ -184,11 +196,20 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
             if (!current.empty()) o << '\n';
             current = p.workload;
             o << "workload " << p.workload << ": ";
-            if (run.ops_per_thread)
+            if (p.kind == pattern::set_recovery || p.kind == pattern::set_growth)
+                ;  // a fixed amount of work, said below
+            else if (run.ops_per_thread)
                 o << *run.ops_per_thread << " ops/thread";
             else
                 o << fmt("%g", run.duration.value_or(0)) << " s/run";
-            if (p.family == op_family::keyed) {
+            if (p.kind == pattern::set_recovery) {
+                o << "open() of " << p.initial_size << " keys, threads = recovery threads, Mops/s = million keys "
+                  << "recovered per second";
+            } else if (p.kind == pattern::set_growth) {
+                o << "inserts from " << std::min(growth_start_keys, p.initial_size) << " to " << p.initial_size
+                  << " keys (timed); steady: " << (run.ops_per_thread ? *run.ops_per_thread : 0)
+                  << " erase+insert pairs/thread at " << p.initial_size << " keys";
+            } else if (p.family == op_family::keyed) {
                 o << ", " << p.initial_size << " keys, " << p.distribution;
                 if (p.reads_percent) o << ", " << *p.reads_percent << "% reads";
             } else if (p.initial_size) {
@@ -199,7 +220,12 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
             if (run.ablation != "none") o << ", ablation " << run.ablation;
             o << '\n';
             o << pad_right("structure", name_w) << "  threads      Mops/s  [   min  -    max]   pwb/op  pfence/op"
-              << "   batch       p50       p99     p99.9  vs " << p.baseline << (any_combiner ? "  combiner: pwb/op pfence/op" : "") << '\n';
+              << "   batch       p50       p99     p99.9  vs " << p.baseline << (any_combiner ? "  combiner: pwb/op pfence/op" : "");
+            if (p.kind == pattern::set_recovery) o << "         ms";
+            if (p.kind == pattern::set_growth)
+                o << pad_left("steady p50", 12) << pad_left("p99", 10) << pad_left("p99.9", 10)
+                  << pad_left("p99.9 growth/steady", 21);
+            o << '\n';
         }
         const bool over = oversubscribed(p, run.machine);
         any_over = any_over || over;
@@ -219,12 +245,33 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
         o << "  " << fmt("%.2fx", p.vs_baseline);
         if (p.combiner_pwb_per_op && p.combiner_pfence_per_op)
             o << pad_left(fmt("%.2f", *p.combiner_pwb_per_op), 12) << pad_left(fmt("%.2f", *p.combiner_pfence_per_op), 10);
+        if (p.kind == pattern::set_recovery) o << pad_left(fmt("%.1f", p.seconds * 1e3), 11);
+        if (p.kind == pattern::set_growth) {
+            if (p.steady_latency) {
+                o << pad_left(latency_cell(p.steady_latency->p50_ns), 12)
+                  << pad_left(latency_cell(p.steady_latency->p99_ns), 10)
+                  << pad_left(latency_cell(p.steady_latency->p999_ns), 10);
+                o << pad_left(p.latency && p.steady_latency->p999_ns > 0
+                                  ? fmt("%.2fx", static_cast<double>(p.latency->p999_ns) /
+                                                     static_cast<double>(p.steady_latency->p999_ns))
+                                  : "-",
+                              21);
+            } else {
+                o << pad_left("-", 12) << pad_left("-", 10) << pad_left("-", 10) << pad_left("-", 21);
+            }
+        }
         o << '\n';
     }
     if (any_over) o << "* oversubscribed: more threads than the " << cores << " hardware threads\n";
     bool uncounted = false;
     for (const auto& p : points) uncounted = uncounted || !p.persistence_counted;
-    if (uncounted) o << "n/a: the structure flushes outside ferrite/pmem (PMDK); its pwb/pfence are not counted\n";
+    bool recovery = false;
+    for (const auto& p : points) recovery = recovery || p.kind == pattern::set_recovery;
+    if (uncounted)
+        o << (recovery ? "n/a: not counted (PMDK flushes outside ferrite/pmem; set-recovery's recovery threads are "
+                         "the structure's)\n"
+                       : "n/a: the structure flushes outside ferrite/pmem (PMDK); its pwb/pfence are not counted\n");
+    if (recovery) o << "set-recovery: ms = median time of the structure's open() (the pool reopened before, untimed)\n";
     if (run.latency_every > 0)
         o << "p50/p99/p99.9: latency of one operation in " << run.latency_every
           << " (sampled at random), all repetitions\n";

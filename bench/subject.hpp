@@ -13,6 +13,12 @@
 // keyed subject made with initial_size n holds the keys prefill_key(i) = 2i for i < n (any
 // values) before the timed region, so that keyed workloads know which keys are present.
 //
+// Durable keyed subjects (the durable sets, bench/sets/) can also be closed and opened again
+// from their pool: the set-recovery workload times that open (workloads.hpp). A kind says so
+// with `reopens`; the harness then calls close_for_reopen() (untimed: drop the volatile
+// structure, close and reopen the pool as a restart would) and reopen(threads) (timed: the
+// structure's open with that many recovery threads), which returns the keys it found.
+//
 // A combining subject reports its engine's record (ferrite/combining/stats.hpp: passes,
 // operations, persistence instructions of the combiners and in total), and the harness reads
 // pwb/op, pfence/op and the batch size from its difference over the timed region. For the
@@ -67,6 +73,10 @@ struct subject_config {
     std::uint64_t initial_size = 0; // elements (keyed: keys prefill_key(i)) present before timing
     std::filesystem::path pool_dir; // where pool files go (scratch; removed by the subject)
     subject_options options;
+    // Keyed: the most distinct keys the structure may hold at once during the measurement
+    // (prefill, key range, inserts), for subjects that size a pool up front; 0: unknown
+    // (the subject picks a margin over initial_size).
+    std::uint64_t capacity_hint = 0;
 };
 
 class subject {
@@ -86,6 +96,21 @@ public:
     // (DFC: "DFC" and "DFC-TOTAL"): the harness then also reports the record's `combiner`
     // part over the timed region as combiner_pwb_per_op / combiner_pfence_per_op.
     virtual bool reports_combiner_persistence() const { return false; }
+    // Kinds with `reopens` only (set-recovery): see the header comment. The defaults throw.
+    virtual void close_for_reopen();
+    virtual std::uint64_t reopen(unsigned recovery_threads);
+    // Keyed subjects, for the tests that check them against a model (quiescent: no worker
+    // runs). visit(f) calls f(key, value) for every key held and returns true, false where
+    // the subject cannot enumerate; read_checksum(tid) is what worker tid's reads added up
+    // since creation (contains: 1 per hit, get: the value found), nullopt where not kept.
+    virtual bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const {
+        (void)f;
+        return false;
+    }
+    virtual std::optional<std::uint64_t> read_checksum(unsigned tid) const {
+        (void)tid;
+        return std::nullopt;
+    }
 };
 
 struct subject_kind {
@@ -94,6 +119,7 @@ struct subject_kind {
     std::vector<op> supports;
     std::function<std::unique_ptr<subject>(const subject_config&)> make;
     op_family family = op_family::sequence;
+    bool reopens = false;  // close_for_reopen() / reopen() work: it can run set-recovery
 };
 
 }  // namespace ferrite::bench

@@ -37,6 +37,13 @@ const std::vector<workload>& workloads() {
          {op::get}, default_keys, pattern::ycsb_c, op_family::keyed, key_distribution::zipfian},
         {"ycsb-e", "YCSB E: 95% scan of 1-100 keys from a present key, 5% insert of new keys",
          {op::scan, op::insert}, default_keys, pattern::ycsb_e, op_family::keyed, key_distribution::zipfian},
+        // Durable sets (issue 18).
+        {"set-recovery", "close and reopen a structure of --keys keys; time its open() with --threads recovery "
+         "threads (ops = keys found)",
+         {}, default_keys, pattern::set_recovery, op_family::keyed, key_distribution::uniform, true},
+        {"set-growth", "grow from 1024 keys to --keys by inserts (timed, latency while the table doubles), then "
+         "--ops steady erase+insert pairs per thread at that size (steady-state insert latency)",
+         {op::insert, op::erase}, default_keys, pattern::set_growth, op_family::keyed},
     };
     return all;
 }
@@ -86,7 +93,9 @@ bool can_run(const std::vector<op>& supports, const workload& w, std::vector<op>
     return ok;
 }
 
-bool can_run(const subject_kind& s, const workload& w) { return s.family == w.family && can_run(s.supports, w); }
+bool can_run(const subject_kind& s, const workload& w) {
+    return s.family == w.family && can_run(s.supports, w) && (s.reopens || !w.needs_reopen);
+}
 
 op_stream::op_stream(const workload& w, unsigned tid, std::uint64_t seed, std::uint64_t index_range,
                      const key_options& keys)
@@ -154,6 +163,12 @@ op_stream::step op_stream::next() noexcept {
     }
     case pattern::ycsb_load:
         return {op::insert, new_key(), value()};
+    case pattern::set_growth: {  // its growth phase (the steady phase is the harness's)
+        const auto k = new_key();  // new_key_of(tid, i) for the i-th insert: value = key
+        return {op::insert, k, k};
+    }
+    case pattern::set_recovery:  // no stream: the harness times an open (never drawn)
+        return {op::contains, 0, 0};
     case pattern::ycsb_a:
     case pattern::ycsb_b: {
         const bool read = percent(kind_ == pattern::ycsb_a ? 50 : 95, random());

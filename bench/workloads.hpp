@@ -26,6 +26,17 @@
 //   ycsb-c     get only (C)
 //   ycsb-e     95 % scan of 1..100 keys (uniform) from a present key, 5 % insert of a new
 //              key (E)
+// Durable-set workloads (structures whose kind can reopen, or that insert and erase):
+//   set-recovery  not a stream: a structure prefilled with N keys is closed and opened
+//                 again (the pool too, as after a restart), and the harness times the
+//                 structure's open() with `threads` recovery threads (harness.hpp); the
+//                 record's ops are the keys found, so ops/s reads as keys recovered per second
+//   set-growth    the structure starts with growth_start_keys keys and its threads insert
+//                 new keys until it holds N (--keys): the timed region and the latency are
+//                 those of inserts while the table doubles; then, untimed for throughput,
+//                 each thread runs --ops steady pairs (erase its oldest key, insert a new
+//                 one: the size stays N) whose insert latencies are the steady-state figures
+//                 the growth latencies are compared with
 // Keys are drawn uniformly or from YCSB's scrambled Zipfian (theta 0.99, zipfian.hpp):
 // --distribution, default zipfian for the ycsb-* workloads and uniform for set-mix. "A
 // present key" is prefill_key(r) for a record r < N drawn so; new keys are odd (never
@@ -49,7 +60,7 @@ namespace ferrite::bench {
 
 enum class pattern : std::uint8_t {
     push_pop, swap_push_pop, swap, get_push_pop, get, rand_op, enq_deq, deque_pairs,
-    set_mix, ycsb_load, ycsb_a, ycsb_b, ycsb_c, ycsb_e
+    set_mix, ycsb_load, ycsb_a, ycsb_b, ycsb_c, ycsb_e, set_recovery, set_growth
 };
 
 enum class key_distribution : std::uint8_t { uniform, zipfian };
@@ -62,12 +73,21 @@ struct workload {
     pattern kind = pattern::push_pop;
     op_family family = op_family::sequence;
     key_distribution distribution = key_distribution::uniform;  // keyed: the default
+    bool needs_reopen = false;  // set-recovery: only kinds that reopen (subject.hpp)
 };
 
 inline constexpr std::uint64_t default_initial_size = 1024;
 inline constexpr std::uint64_t default_keys = 100'000;
 inline constexpr unsigned default_reads_percent = 90;
 inline constexpr std::uint64_t max_scan_length = 100;
+inline constexpr std::uint64_t growth_start_keys = 1024;  // set-growth's prefill ("from 1K")
+
+// The seq-th new key of thread tid (odd, never prefilled, unique per thread). set-growth's
+// i-th insert of a thread is new_key_of(tid, i), so its steady phase erases them in order;
+// ycsb-load and ycsb-e draw theirs from the same sequence (shared with the values).
+constexpr std::uint64_t new_key_of(unsigned tid, std::uint64_t seq) noexcept {
+    return 2 * (((std::uint64_t{tid} + 1) << 40) | seq) + 1;
+}
 
 // What a keyed stream draws beyond its workload: the key distribution and set-mix's reads.
 struct key_options {
@@ -114,7 +134,7 @@ private:
     // Keyed: a draw in [0, key_items_) from the distribution; a present key; a new key.
     std::uint64_t draw() noexcept;
     std::uint64_t present_key() noexcept { return prefill_key(draw()); }
-    std::uint64_t new_key() noexcept { return 2 * value() + 1; }
+    std::uint64_t new_key() noexcept { return 2 * value() + 1; }  // = new_key_of(tid, seq)
     bool percent(unsigned p, std::uint64_t x) const noexcept { return x % 100 < p; }
 
     pattern kind_;

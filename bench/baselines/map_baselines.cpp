@@ -34,6 +34,11 @@ public:
         default: break;  // not offered: the kind lists what it supports
         }
     }
+    bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
+        for (const auto& [k, v] : map_) f(k, v);
+        return true;
+    }
+    std::optional<std::uint64_t> read_checksum(unsigned tid) const override { return sinks_[tid].v; }
 
 private:
     std::mutex m_;
@@ -82,6 +87,11 @@ public:
         default: break;
         }
     }
+    bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
+        for (const auto& [k, v] : map_) f(k, v);
+        return true;
+    }
+    std::optional<std::uint64_t> read_checksum(unsigned tid) const override { return sinks_[tid].v; }
 
 private:
     std::shared_mutex m_;

@@ -44,6 +44,35 @@ json=$(fb -s vector-volatile -w push-pop -t 1 --reps 1 --ops 2000 --latency-ever
 check_json "--latency-every 0" "$json" "
 assert recs[0]['latency_samples'] == 0 and recs[0]['latency_p50_ns'] is None and recs[0]['latency_p999_ns'] is None"
 
+# set-growth (any keyed structure with insert and erase): grows from 1024 keys, then steady
+# pairs; the table and JSON carry the steady-state latency and the growth/steady ratio.
+expect 0 'p99\.9 growth/steady' -- fb -s map-mutex -w set-growth -t 1,2 --keys 3000 --ops 500 --reps 1 --latency-every 4
+expect 0 'inserts from 1024 to 3000 keys' -- fb -s map-mutex -w set-growth -t 1 --keys 3000 --ops 500 --reps 1
+json=$(fb -s map-mutex -w set-growth -t 2 --keys 3000 --ops 500 --reps 2 --latency-every 1 --json)
+check_json "set-growth --json" "$json" "
+r = recs[0]
+assert r['ops'] == 3000 - 1024 and r['keys'] == 3000 and r['distribution'] == 'none', r
+assert r['latency_samples'] == 2 * (3000 - 1024) and r['steady_latency_samples'] == 2 * 2 * 500, r
+assert 0 < r['steady_latency_p50_ns'] <= r['steady_latency_p99_ns'] <= r['steady_latency_p999_ns'], r
+assert abs(r['growth_vs_steady_p999'] - r['latency_p999_ns'] / r['steady_latency_p999_ns']) < 1e-9, r"
+# The durable sets (bench/sets/): listed as keyed; set-recovery reopens soft-hash with 1 and 2
+# recovery threads and finds every key (ops = keys), its time in ms in the table.
+for s in soft-hash soft-list linkfree-hash linkfree-list volatile-hash; do expect 0 "^  $s " -- fb --list; done
+expect 0 'set-recovery: ms = median time' -- fb -s soft-hash -w set-recovery -t 1,2 --keys 5000 --reps 2
+json=$(fb -s soft-hash,linkfree-hash -w set-recovery -t 1,2 --keys 5000 --reps 2 --json)
+check_json "set-recovery --json" "$json" "
+assert [(r['structure'], r['threads'], r['ops'], r['keys']) for r in recs] == [('soft-hash', 1, 5000, 5000), ('linkfree-hash', 1, 5000, 5000), ('soft-hash', 2, 5000, 5000), ('linkfree-hash', 2, 5000, 5000)], recs
+assert all(r['seconds'] > 0 and r['pwb_per_op'] is None for r in recs), recs"
+expect 0 '^soft-list +2 ' -- fb -s soft-hash,volatile-hash,soft-list -w set-mix,ycsb-a -t 1,2 "${small[@]}"
+expect 0 '^linkfree-list +2 ' -- fb -s linkfree-hash,linkfree-list -w set-mix,ycsb-c -t 1,2 "${small[@]}"
+one_line_error 2 "'linkfree-hash' cannot run workload 'ycsb-a': it lacks put" -- fb -s linkfree-hash -w ycsb-a
+one_line_error 2 "'map-mutex' cannot run workload 'set-recovery': it cannot be closed and reopened" -- \
+  fb -s map-mutex -w set-recovery
+one_line_error 2 "--seconds: workload 'set-growth' runs a fixed amount of work" -- \
+  fb -s map-mutex -w set-growth --seconds 1
+expect 0 '^  set-recovery ' -- fb --list
+expect 0 '^  set-growth ' -- fb --list
+
 one_line_error 2 "'vector-pmdk' is a sequence structure and cannot run the keyed workload 'ycsb-a'" -- \
   fb -s vector-pmdk -w ycsb-a
 one_line_error 2 "'map-mutex' is a keyed structure and cannot run the sequence workload 'push-pop'" -- \

@@ -173,7 +173,7 @@ TEST(BenchReport, LatencyPercentilesAreReportedWhenSampled) {
     EXPECT_NE(t.find("2.00ms"), std::string::npos) << t;
     EXPECT_NE(t.find("one operation in 64"), std::string::npos) << t;
     const auto csv = fb::records_csv({timed}, r);
-    EXPECT_NE(csv.find(",64,5000,120,4500,2000000,,,\n"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",64,5000,120,4500,2000000,,,,,,,,\n"), std::string::npos) << csv;
 }
 
 // Keyed records say what the keys were (prefill, distribution, set-mix's reads); sequence
@@ -194,5 +194,39 @@ TEST(BenchReport, KeyedRecordsCarryTheirKeys) {
     EXPECT_FALSE(plain.contains("distribution"));
     const auto t = fb::table_text({keyed}, run());
     EXPECT_NE(t.find("workload set-mix: 2000 ops/thread, 1000 keys, uniform, 80% reads"), std::string::npos) << t;
-    EXPECT_NE(fb::records_csv({keyed}, run()).find(",1000,uniform,80\n"), std::string::npos);
+    EXPECT_NE(fb::records_csv({keyed}, run()).find(",1000,uniform,80,,,,,\n"), std::string::npos);
+}
+
+// set-growth records add the steady-state insert latency and the growth's p99.9 over it;
+// set-recovery rows show the open's time in ms. Other records keep their fields.
+TEST(BenchReport, GrowthAndRecoveryRecordsSayWhatTheyMeasured) {
+    auto g = point("soft-hash", 2, 1e6);
+    g.workload = "set-growth";
+    g.kind = fb::pattern::set_growth;
+    g.family = fb::op_family::keyed;
+    g.initial_size = 4096;
+    g.distribution = "none";
+    g.latency = fb::latency_summary{900, 300, 2'000, 6'000};
+    g.steady_latency = fb::latency_summary{800, 250, 1'500, 3'000};
+    const auto j = fb::record_json(g, run());
+    EXPECT_EQ(j["steady_latency_samples"], 800);
+    EXPECT_EQ(j["steady_latency_p999_ns"], 3000);
+    EXPECT_DOUBLE_EQ(j["growth_vs_steady_p999"].get<double>(), 2.0);
+    const auto t = fb::table_text({g}, run());
+    EXPECT_NE(t.find("inserts from 1024 to 4096 keys"), std::string::npos) << t;
+    EXPECT_NE(t.find("p99.9 growth/steady"), std::string::npos) << t;
+    EXPECT_NE(t.find("2.00x"), std::string::npos) << t;
+    EXPECT_NE(fb::records_csv({g}, run()).find(",800,250,1500,3000,2.0\n"), std::string::npos);
+    EXPECT_FALSE(fb::record_json(point("alpha", 1, 1e6), run()).contains("steady_latency_p999_ns"));
+
+    auto r = point("soft-hash", 2, 5e6, false);
+    r.workload = "set-recovery";
+    r.kind = fb::pattern::set_recovery;
+    r.family = fb::op_family::keyed;
+    r.initial_size = 1000000;
+    r.seconds = 0.125;
+    const auto rt = fb::table_text({r}, run());
+    EXPECT_NE(rt.find("open() of 1000000 keys"), std::string::npos) << rt;
+    EXPECT_NE(rt.find("125.0"), std::string::npos) << rt;
+    EXPECT_NE(rt.find("set-recovery: ms = median time"), std::string::npos) << rt;
 }

@@ -19,7 +19,11 @@
 //     the listing's loser would also destroy a node another thread is replacing;
 //   * reclamation by epochs (sync/epoch_domain.hpp): the thread whose trim CAS unlinks a
 //     node retires it; its reclaim frees its PNodes to the node store;
-//   * insert_or_assign (not in the paper), below.
+//   * insert_or_assign (not in the paper), below;
+//   * a persistence policy P: `durable` (the algorithm) or `no_persistence`, the same list
+//     (nodes, states, helping, buckets, reclamation) with every PNode step compiled out: no
+//     node store, no PNode, no pwb, no pfence. Not a durable set (nothing survives): the
+//     volatile baseline that measures what durability costs (bench `volatile-hash`).
 //
 // insert_or_assign(k, v) on a present node X (state INSERTED) -> a new node Y, atomically:
 //   1. intent: Y := {k, v, fresh PNode Py with polarity pY, prev_pnode = X.pnode, state
@@ -111,8 +115,17 @@ struct alignas(8) node {
     bool prev_validity = false;
 };
 
-template <class K, class V>
+struct durable {
+    static constexpr bool persistent = true;
+};
+struct no_persistence {
+    static constexpr bool persistent = false;
+};
+
+template <class K, class V, class P = durable>
 class list {
+    struct no_store {};
+
 public:
     using node_t = node<K, V>;
     using io = payload_io<K, V>;
@@ -120,7 +133,11 @@ public:
     static_assert(std::is_default_constructible_v<K>, "durable set keys must be default constructible");
 
     list(node_store store, set_layout l, typename bucket_directory<node_t>::growth g)
+        requires(P::persistent)
         : store_(std::move(store)), layout_(l), head_(new node_t), dir_(head_, grow_for(l, g)) {}
+    list(set_layout l, typename bucket_directory<node_t>::growth g)
+        requires(!P::persistent)
+        : layout_(l), head_(new node_t), dir_(head_, grow_for(l, g)) {}
     ~list() {
         domain_.reclaim_all();
         for (node_t* n = head_; n != nullptr;) {
@@ -260,7 +277,8 @@ public:
             const std::uintptr_t w = n->next.load(std::memory_order_acquire);
             const auto s = st(w);
             node_t* next = ptr(w);
-            if (n->pptr != nullptr && !dead(s) && s != intend_to_insert) {
+            const bool regular = P::persistent ? n->pptr != nullptr : !is_sentinel_so_key(n->so_key);
+            if (regular && !dead(s) && s != intend_to_insert) {
                 f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
                 if (s == intend_to_replace && next != nullptr) next = ptr(next->next.load(std::memory_order_acquire));  // skip Y
             }
@@ -353,8 +371,12 @@ private:
         auto* self = static_cast<list*>(ctx);
         // A removed node owns both PNodes; a replaced one only the older (its pnode is now
         // its replacement's prev_pnode). Both were durably deleted before the LP.
-        if (st(n->next.load(std::memory_order_acquire)) == deleted) self->store_.free(as_line(n->pptr));
-        if (n->prev_pptr != nullptr) self->store_.free(as_line(n->prev_pptr));
+        if constexpr (P::persistent) {
+            if (st(n->next.load(std::memory_order_acquire)) == deleted) self->store_.free(as_line(n->pptr));
+            if (n->prev_pptr != nullptr) self->store_.free(as_line(n->prev_pptr));
+        } else {
+            (void)self;
+        }
         delete n;
     }
 
@@ -378,26 +400,31 @@ private:
     }
 
     node_t* make_node(const K& key, const V& value, std::uint64_t so_key) {
-        pnode* p = as_pnode(store_.allocate());
+        pnode* p = nullptr;
+        if constexpr (P::persistent) p = as_pnode(store_.allocate());
         auto* n = new node_t;
         n->key = key;
         n->value = value;
         n->so_key = so_key;
-        n->pptr = p;
-        n->pvalidity = prepare(p);
+        if constexpr (P::persistent) {
+            n->pptr = p;
+            n->pvalidity = prepare(p);
+        }
         return n;
     }
     // A node that was never published: back at once.
     void discard(node_t* n) {
         if (n == nullptr) return;
-        store_.free(as_line(n->pptr));
+        if constexpr (P::persistent) store_.free(as_line(n->pptr));
         delete n;
     }
 
     // Listing 11 L30-33: create (the PP) then INTEND_TO_INSERT -> INSERTED (the LP).
     void finish_insert(node_t* n) {
-        create(n->pptr, n->key, n->value, n->pvalidity);
-        pmem::pfence();  // PP of the insert: the PNode is complete before anyone sees INSERTED
+        if constexpr (P::persistent) {
+            create(n->pptr, n->key, n->value, n->pvalidity);
+            pmem::pfence();  // PP of the insert: the PNode is complete before anyone sees INSERTED
+        }
         std::uintptr_t s = n->next.load(std::memory_order_acquire);
         while (st(s) == intend_to_insert)
             n->next.compare_exchange_weak(s, (s & ~state_mask) | inserted, std::memory_order_acq_rel);
@@ -405,9 +432,11 @@ private:
 
     // Listing 12 L15-17: destroy (the PP), then INTEND_TO_DELETE -> DELETED (the LP).
     void finish_remove(node_t* n) {
-        mark_deleted(n->pptr, n->pvalidity);
-        if (n->prev_pptr != nullptr) mark_deleted(n->prev_pptr, n->prev_validity);
-        pmem::pfence();  // PP of the remove: both PNodes deleted before DELETED is seen
+        if constexpr (P::persistent) {
+            mark_deleted(n->pptr, n->pvalidity);
+            if (n->prev_pptr != nullptr) mark_deleted(n->prev_pptr, n->prev_validity);
+            pmem::pfence();  // PP of the remove: both PNodes deleted before DELETED is seen
+        }
         std::uintptr_t s = n->next.load(std::memory_order_acquire);
         while (st(s) == intend_to_delete)
             n->next.compare_exchange_weak(s, (s & ~state_mask) | deleted, std::memory_order_acq_rel);
@@ -418,10 +447,12 @@ private:
         std::uintptr_t s = x->next.load(std::memory_order_acquire);
         if (st(s) != intend_to_replace) return;
         node_t* y = ptr(s);
-        create(y->pptr, y->key, y->value, y->pvalidity);
-        supersede(x->pptr, store_.pool_offset_of(as_line(y->pptr)) | (y->pvalidity ? 1u : 0u));
-        if (x->prev_pptr != nullptr) mark_deleted(x->prev_pptr, x->prev_validity);
-        pmem::pfence();  // PP of the replacement: Y complete, X superseded, X's predecessor deleted
+        if constexpr (P::persistent) {
+            create(y->pptr, y->key, y->value, y->pvalidity);
+            supersede(x->pptr, store_.pool_offset_of(as_line(y->pptr)) | (y->pvalidity ? 1u : 0u));
+            if (x->prev_pptr != nullptr) mark_deleted(x->prev_pptr, x->prev_validity);
+            pmem::pfence();  // PP of the replacement: Y complete, X superseded, X's predecessor deleted
+        }
         x->next.compare_exchange_strong(s, word(y, replaced), std::memory_order_acq_rel);  // LP
     }
 
@@ -444,7 +475,7 @@ private:
         }
     }
 
-    node_store store_;
+    [[no_unique_address]] std::conditional_t<P::persistent, node_store, no_store> store_;
     set_layout layout_;
     node_t* head_;
     bucket_directory<node_t> dir_;

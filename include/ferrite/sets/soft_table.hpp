@@ -43,9 +43,11 @@
 
 namespace ferrite::sets {
 
-template <class K, class V = no_value>
+// P: soft::durable, or soft::no_persistence for the same table with every PNode step
+// compiled out (soft_list.hpp; made with create_volatile only: the bench's volatile-hash).
+template <class K, class V = no_value, class P = soft::durable>
 class soft_table {
-    using list_t = soft::list<K, V>;
+    using list_t = soft::list<K, V, P>;
 
 public:
     struct options {
@@ -67,6 +69,13 @@ public:
         s.area_bytes = area_bytes;
         // blank_node: all zero = valid and deleted with polarity 0: not a member.
         return s;
+    }
+
+    // The persistence-off table (P = soft::no_persistence): no pool, nothing survives.
+    static soft_table create_volatile(set_layout l, options o = {})
+        requires(!P::persistent)
+    {
+        return soft_table(std::make_unique<list_t>(l, growth(o)));
     }
 
     static soft_table create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
