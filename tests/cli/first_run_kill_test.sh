@@ -98,7 +98,7 @@ check_left() {
 run_again() {
   local t=$1 m=$2 objects entries
   case $t in
-    readme) expect 0 'jobs: dfc_queue' -- in_mode "$m" "${cmd[@]}"; objects=3 ;;
+    readme) expect 0 'jobs: dfc_queue' -- in_mode "$m" "${cmd[@]}"; objects=4 ;;  # prices, ticks, jobs, ages
     nv)     expect 0 'ids [0-9]+, ticks [0-9]+, jobs [0-9]+' -- in_mode "$m" "${cmd[@]}"; objects=3 ;;
     eo)     expect 0 'done|exactly once' -- in_mode "$m" "${cmd[@]}"
             expect 0 "exactly once: $((2 * eo_jobs)) jobs" -- in_mode "$m" "${cmd[@]}"; objects=1 ;;
