@@ -80,17 +80,26 @@ public:
                   "(and no floating-point members, whose equal values can differ in bytes)");
 
     std::size_t size() const noexcept { return table_.size(); }
-    bool contains(const K& key) const { return table_.contains(key); }
-    bool erase(const K& key) { return table_.erase(key); }
+    bool contains(const K& key) const {
+        require_open();
+        return table_.contains(key);
+    }
+    bool erase(const K& key) {
+        require_open();
+        return table_.erase(key);
+    }
     table_type& table() noexcept { return table_; }
 
 protected:
-    explicit durable_table_handle(table_type t) : table_(std::move(t)) {}
+    durable_table_handle(const pmem::pool_ref& pool, table_type t) : pool_(pool), table_(std::move(t)) {}
+    // A handle kept past its pool's close: usage_error, not a read of the unmapped nodes.
+    void require_open() const { pool_.require_open("ferrite::durable_map / durable_set"); }
     static typename table_type::options table_options(const durable_set_options& o) {
         typename table_type::options t{};
         t.recovery_threads = o.recovery_threads;
         return t;
     }
+    pmem::pool_ref pool_;
     table_type table_;
 };
 
@@ -105,19 +114,23 @@ public:
 
     static durable_map create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                               durable_set_options o = {}) {
-        return durable_map(table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_map(pool, table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
     }
     static durable_map open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
                             durable_set_options o = {}) {
-        return durable_map(table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_map(pool, table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
     }
 
     // false: the key was present (nothing changed).
-    bool insert(const K& key, const V& value) { return this->table_.insert(key, value); }
+    bool insert(const K& key, const V& value) {
+        this->require_open();
+        return this->table_.insert(key, value);
+    }
     // Inserts or replaces, atomically and durably (one step). true: inserted, false: assigned.
     bool insert_or_assign(const K& key, const V& value)
         requires requires(table_type& t) { t.insert_or_assign(key, value); }
     {
+        this->require_open();
         return this->table_.insert_or_assign(key, value);
     }
     // The durable_map concept's name for insert_or_assign.
@@ -126,16 +139,20 @@ public:
     {
         (void)insert_or_assign(key, value);
     }
-    std::optional<V> get(const K& key) const { return this->table_.get(key); }
+    std::optional<V> get(const K& key) const {
+        this->require_open();
+        return this->table_.get(key);
+    }
     std::optional<V> find(const K& key) const { return get(key); }
     // f(const K&, const V&) for every key: a weakly consistent scan.
     template <class F>
     void for_each(F&& f) const {
+        this->require_open();
         this->table_.for_each(std::forward<F>(f));
     }
 
 private:
-    explicit durable_map(table_type t) : base(std::move(t)) {}
+    durable_map(const pmem::pool_ref& pool, table_type t) : base(pool, std::move(t)) {}
 };
 
 template <class K, class Algorithm = use_soft>
@@ -148,22 +165,26 @@ public:
 
     static durable_set create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                               durable_set_options o = {}) {
-        return durable_set(table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_set(pool, table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
     }
     static durable_set open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
                             durable_set_options o = {}) {
-        return durable_set(table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_set(pool, table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
     }
 
-    bool insert(const K& key) { return this->table_.insert(key, sets::no_value{}); }
+    bool insert(const K& key) {
+        this->require_open();
+        return this->table_.insert(key, sets::no_value{});
+    }
     // f(const K&) for every key: a weakly consistent scan.
     template <class F>
     void for_each(F&& f) const {
+        this->require_open();
         this->table_.for_each([&](const K& k, const sets::no_value&) { f(k); });
     }
 
 private:
-    explicit durable_set(table_type t) : base(std::move(t)) {}
+    durable_set(const pmem::pool_ref& pool, table_type t) : base(pool, std::move(t)) {}
 };
 
 }  // namespace ferrite
