@@ -65,6 +65,8 @@ using table_for_t = typename table_for<Algorithm, K, V>::type;
 struct durable_set_options {
     sets::set_layout layout = sets::set_layout::hash;  // list: one sorted list (the paper's list; small sets)
     unsigned recovery_threads = 0;             // threads that rebuild the index at open (0: all cores)
+    std::uint32_t area_bytes = 0;  // create: bytes per durable area, a power of two from 4 KiB to the heap's
+                                   // largest block (0: 64 KiB); open uses the recorded size
 };
 
 // The shared body of durable_map and durable_set: a table of one algorithm, opened the
@@ -97,6 +99,7 @@ protected:
     static typename table_type::options table_options(const durable_set_options& o) {
         typename table_type::options t{};
         t.recovery_threads = o.recovery_threads;
+        if (o.area_bytes != 0) t.area_bytes = o.area_bytes;
         return t;
     }
     pmem::pool_ref pool_;

@@ -2,7 +2,8 @@
 // ferrite::store's catalog, for both algorithms and both layouts: the std-like operations,
 // a reopen keeping everything, refused opens (another algorithm, layout, kind, K or V:
 // pool_error(type_mismatch), nothing written), wide keys and values, the kinds' descriptions
-// (`pool info` / `pool check`), and link-free maps having no insert_or_assign.
+// (`pool info` / `pool check`), a damaged node refused by store::open, and link-free maps
+// having no insert_or_assign.
 #include "ferrite/containers/durable_map.hpp"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,8 @@
 
 #include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/containers/store.hpp"
+#include "ferrite/alloc/name_directory.hpp"
+#include "ferrite/sets/node_store.hpp"
 
 namespace {
 
@@ -277,6 +280,42 @@ TEST_P(DurableMapTest, KindsListAndDescribeThemselves) {
     ASSERT_NE(map_kind, nullptr);
     EXPECT_EQ(std::string(set_kind->name), "durable_set");
     EXPECT_EQ(std::string(map_kind->name), "durable_map");
+}
+
+// A damaged node slot (a flag byte of 7 in the first slot of the first area) is found by the
+// catalog's validation without K and V (sets/node_check.hpp): store::open refuses it, naming
+// the object, and writes nothing.
+TEST_P(DurableMapTest, ADamagedNodeFailsTheStoreOpenWritingNothing) {
+    {
+        auto s = open();
+        if (GetParam().soft) s.names().open_map<u64, u64, use_soft>("m", opts())->insert(1, 2);
+        else s.names().open_map<u64, u64, use_link_free>("m", opts())->insert(1, 2);
+    }
+    u64 area = 0;
+    {
+        auto ro = ferrite::pmem::pool::inspect(path_);
+        auto h = ferrite::alloc::buddy_heap::open(ro, ro.heap_offset());
+        auto dir = ferrite::alloc::name_directory::open_or_create(ro, h);
+        const auto* e = dir.find("m");
+        ASSERT_NE(e, nullptr);
+        const auto owned = ferrite::sets::node_store::validate(ro, h, e->anchor);
+        ASSERT_EQ(owned.size(), 2u) << "the header and one area";
+        area = owned[1];
+    }
+    {
+        std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(area + 64 + 1));  // valid_end (SOFT) / v2 (link-free)
+        f.put('\x07');
+    }
+    const auto before = bytes();
+    try {
+        auto s = open();
+        ADD_FAILURE() << "a store with a damaged node opened";
+    } catch (const ferrite::damaged_pool& e) {
+        EXPECT_EQ(e.object(), "m") << e.what();
+        EXPECT_NE(std::string(e.what()).find("0 or 1"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(bytes(), before) << "a refused open writes nothing";
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, DurableMapTest,
