@@ -20,6 +20,7 @@
 // after another restart the membership is the toggled one.
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -36,8 +37,7 @@
 namespace ferrite::crash {
 namespace {
 
-using sets_check::key_op;
-using sets_check::set_op;
+using sets_check::op_kind;
 using table = sets::linkfree_table<std::uint64_t>;
 
 constexpr std::uint64_t heap_bytes = 128 * 1024;
@@ -69,13 +69,13 @@ public:
     }
 
     struct op_desc {
-        set_op op;
+        op_kind op;
         std::uint64_t key;
     };
     op_desc op_of(unsigned tid, std::uint64_t i) const {
         const auto r = sim::mix(config_.seed, (std::uint64_t{tid} << 40) ^ i);
         const auto what = r % 8;  // 3/8 insert, 3/8 erase, 2/8 contains
-        const set_op op = what < 3 ? set_op::insert : what < 6 ? set_op::erase : set_op::contains;
+        const op_kind op = what < 3 ? op_kind::insert : what < 6 ? op_kind::erase : op_kind::contains;
         // Three in four operations go to two hot keys, so that they meet mid-operation often.
         const std::uint64_t key = (r >> 12) % 4 != 0 ? (r >> 16) % 2 : (r >> 16) % keys_;
         return {op, key_base + key};
@@ -89,9 +89,9 @@ public:
             progress_.begin(tid);
             bool r = false;
             switch (op) {
-                case set_op::insert: r = set_.insert(key); break;
-                case set_op::erase: r = set_.erase(key); break;
-                case set_op::contains: r = set_.contains(key); break;
+                case op_kind::insert: r = set_.insert(key); break;
+                case op_kind::erase: r = set_.erase(key); break;
+                default: r = set_.contains(key); break;
             }
             rec.response.store(r);
             rec.completed.store(clock_.fetch_add(1) + 1);
@@ -148,21 +148,28 @@ private:
     }
 
     std::string check_history(const std::set<std::uint64_t>& members, const sim::progress_snapshot& at_crash) const {
-        std::vector<std::vector<key_op>> per_key(keys_);
+        std::vector<sets_check::event> history;
         for (unsigned t = 0; t < config_.threads; ++t) {
             const auto done = at_crash[t].completed;
             const auto last = done + (at_crash[t].pending ? 1 : 0);
             for (std::uint64_t i = 0; i < last && i < config_.ops_per_thread; ++i) {
                 const auto [op, key] = op_of(t, i);
                 const auto& rec = records_[t * config_.ops_per_thread + i];
-                const bool returned = i < done;
-                per_key[key - key_base].push_back({op, returned, returned && rec.response.load(), rec.invoked.load(),
-                                                   returned ? rec.completed.load() : sets_check::never, t, i});
+                sets_check::event e;
+                e.what = {op, key - key_base, 0};
+                e.returned = i < done;
+                e.got.flag = e.returned && rec.response.load();
+                e.invoked = rec.invoked.load();
+                e.returned_at = e.returned ? rec.completed.load() : sets_check::never;
+                e.tid = t;
+                e.index = i;
+                history.push_back(e);
             }
         }
-        for (std::uint64_t k = 0; k < keys_; ++k)
-            if (auto p = sets_check::check_key(per_key[k], false, members.contains(key_base + k)); !p.empty())
-                return "key " + std::to_string(key_base + k) + ": " + p;
+        std::map<std::uint64_t, std::uint64_t> recovered;  // key - key_base -> 0 (a set's value)
+        for (const auto k : members) recovered[k - key_base] = 0;
+        if (auto p = sets_check::check_history(history, recovered, keys_); !p.empty())
+            return p + " (keys counted from " + std::to_string(key_base) + ")";
         return {};
     }
 

@@ -24,7 +24,7 @@
 // of an interrupted upsert's duplicate, one fence).
 // Checker (verify), after recovering once more: the heap is consistent and its live blocks
 // are exactly the set's (nothing leaked, nothing pending); for_each visits each key once and
-// agrees with get and size; durable linearizability key by key (map_history.hpp); then the
+// agrees with get and size; durable linearizability key by key (set_history.hpp); then the
 // recovered table keeps working: a seeded mix of operations on every key, each response
 // the model's, and after closing and opening it again the contents are the model's.
 #include <algorithm>
@@ -40,7 +40,7 @@
 #include "ferrite/sets/soft_table.hpp"
 #include "ferrite/sim/rng.hpp"
 #include "ferrite/sim/target.hpp"
-#include "map_history.hpp"
+#include "set_history.hpp"
 #include "sets_targets.hpp"
 
 namespace ferrite::crash {

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "ferrite/sets/node_check.hpp"
 #include "ferrite/sets/node_store.hpp"
 
 namespace ferrite::containers {
@@ -18,11 +19,15 @@ std::string algorithm_name(std::uint32_t algorithm) {
 
 std::vector<std::uint64_t> validate(const pmem::pool_ref& pool, const alloc::buddy_heap& heap,
                                     const alloc::directory_entry& e) {
-    return sets::node_store::validate(pool, heap, e.anchor);
+    auto owned = sets::node_store::validate(pool, heap, e.anchor);
+    sets::check_nodes(pool, owned, sets::node_store::recorded_shape(pool, heap, e.anchor));
+    return owned;
 }
 
 void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, const alloc::directory_entry& e) {
-    sets::node_store::recover(pool, heap, e.anchor);  // validates first
+    const auto owned = sets::node_store::validate(pool, heap, e.anchor);  // nothing written on damage
+    sets::check_nodes(pool, owned, sets::node_store::recorded_shape(pool, heap, e.anchor));
+    sets::node_store::recover(pool, heap, e.anchor);
 }
 
 std::string describe(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, const alloc::directory_entry& e) {

@@ -2,12 +2,13 @@
 // whole pool files holding every kind of named object, each opened as a program would.
 //
 // Images (pool_image.hpp): a store with three vectors (u64, f64, a tagged struct), a DFC
-// stack, queue and deque and a fragmented heap, as a clean file, as a file copied while
+// stack, queue and deque, PFC ones, a SOFT durable_map and a link-free durable_set and a
+// fragmented heap, as a clean file, as a file copied while
 // open, and as crash-simulator images taken inside operations.
 //
 // A case: pick an image, a region of it (header identity, state line or roots table, heap header, undo
 // log, confirm slots, block map, free links, catalog blocks, each object's header or data,
-// or the file as a whole) and a mutation kind: a bit flip, a random byte, a special 8-byte
+// a durable set's header block, area headers or node slots, or the file as a whole) and a mutation kind: a bit flip, a random byte, a special 8-byte
 // (or 4-byte) word (0, 1, ~0, 2^32, 2^58, 2^63, the pool size, near the data top, the old
 // value +-1, roots entries naming the heap as the catalog or the data top as the heap), an in-pool offset (other blocks, objects, node numbers, +-64), truncation or
 // extension; one to three mutations in the region. The mutated file is then put through,
@@ -16,7 +17,8 @@
 //   1. the logic of `ferrite pool check` (cli::pool_check_json, linked in) on the file read
 //      only: its verdict is remembered; the file must be unchanged;
 //   2. ferrite::store::open (rehearsed recovery, then the real one), every named object
-//      opened by its type, one operation each (a push, or a pop on odd cases), close;
+//      opened by its type, one operation each (a push, or a pop on odd cases; the durable
+//      sets a scan, then an upsert or insert, or an erase), close;
 //   3. either a ferrite::error came out of the open, and then the file is byte-identical
 //      and the check did not call it consistent; or it succeeded, and then the heap check
 //      and the pool check of the result are clean. An object open may still refuse a
@@ -316,6 +318,22 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop) {
         open_and_use("pfc-deque", v, [&] {
             auto x = names.open<pfc_deque>("pfc-deque");
             pop ? (void)x->pop_front() : (void)x->push_back(1);
+        });
+        // The durable sets: every key visited (the scan reads each member node), then an
+        // update (an erase on odd cases, else an upsert / insert).
+        open_and_use("smap", v, [&] {
+            auto x = names.open<soft_map>("smap", small_areas());
+            std::vector<u64> keys;
+            x->for_each([&](const u64& k, const u64&) { keys.push_back(k); });
+            for (const u64 k : keys) (void)x->get(k);
+            pop ? (void)x->erase(1) : (void)x->insert_or_assign(1, 2);
+        });
+        open_and_use("lfset", v, [&] {
+            auto x = names.open<linkfree_set>("lfset", small_areas());
+            std::vector<u64> keys;
+            x->for_each([&](const u64& k) { keys.push_back(k); });
+            for (const u64 k : keys) (void)x->contains(k);
+            pop ? (void)x->erase(3) : (void)x->insert(3);
         });
         s.close();
     } catch (const ferrite::error& e) {

@@ -15,6 +15,7 @@
 #include "ferrite/containers/store.hpp"
 #include "ferrite/containers/deque_layout.hpp"
 #include "ferrite/containers/vector_layout.hpp"
+#include "ferrite/sets/node_store.hpp"
 #include "ferrite/sim/session.hpp"
 #include "ferrite/sim/site_registry.hpp"
 
@@ -64,7 +65,18 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     auto ps = names.open<pfc_stack>("pfc-stack", 4);
     auto pq = names.open<pfc_queue>("pfc-queue", 4);
     auto pd = names.open<pfc_deque>("pfc-deque", 4);
+    auto sm = names.open<soft_map>("smap", small_areas());
+    auto ls = names.open<linkfree_set>("lfset", small_areas());
     for (u64 i = first; i < first + rounds; ++i) {
+        // Keys 0..47 recur: later rounds erase, re-insert and (the map) replace them, leaving
+        // deleted, superseded and reused node slots in the areas.
+        (void)sm->insert(i % 48, i);
+        (void)ls->insert(i % 48);
+        if (i % 4 == 1) (void)sm->insert_or_assign((i * 7) % 48, i * 100);
+        if (i % 3 == 0) {
+            (void)sm->erase((i * 5) % 48);
+            (void)ls->erase((i * 11) % 48);
+        }
         (void)ps->push(i);
         (void)pq->push(i * 5);
         (void)(i % 2 ? pd->push_back(i) : pd->push_front(i));
@@ -218,6 +230,27 @@ void find_regions(image& im, const fs::path& dir) {
                 h.replace_data != h.data)
                 data.ranges.push_back({h.replace_data, std::max<u64>(heap.block_size(base + h.replace_data), 8)});
             if (!data.ranges.empty()) rs.push_back(data);
+        } else if (is_kind<soft_map>(e) || is_kind<linkfree_set>(e)) {
+            // The header block, then each area's line 0 and its node slots, as validation
+            // finds them (a crash image's pending areas too: the heap is not recovered here,
+            // and validation accepts allocation-pending blocks).
+            rs.push_back({kind + " " + name + " header", owner::sets, {{anchor, block}}});
+            region area_headers{kind + " " + name + " area headers", owner::sets, {}};
+            region nodes{kind + " " + name + " nodes", owner::sets, {}};
+            const auto owned = ferrite::sets::node_store::validate(p, heap, anchor);
+            const u64 area_bytes = ferrite::sets::node_store::recorded_shape(p, heap, anchor).area_bytes;
+            for (std::size_t i = 1; i < owned.size(); ++i) {
+                const u64 a = owned[i];
+                offsets.insert(a);
+                area_headers.ranges.push_back({a, ferrite::sets::node_size});
+                nodes.ranges.push_back({a + ferrite::sets::node_size, area_bytes - ferrite::sets::node_size});
+                for (u64 n : {u64{1}, u64{2}, area_bytes / ferrite::sets::node_size - 1}) {
+                    offsets.insert(a + n * ferrite::sets::node_size);      // a node (SOFT superseded_by)
+                    offsets.insert(a + n * ferrite::sets::node_size + 1);  // with a polarity bit
+                }
+            }
+            if (!area_headers.ranges.empty()) rs.push_back(area_headers);
+            if (!nodes.ranges.empty()) rs.push_back(nodes);
         } else {  // a DFC structure
             namespace cb = ferrite::combining;
             const u64 threads = word(anchor + offsetof(cb::dfc_header, threads));

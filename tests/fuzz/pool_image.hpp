@@ -2,8 +2,9 @@
 //
 // build_images() makes, once per run, one ferrite::store on /dev/shm holding every kind of
 // named object the catalog knows: vector<uint64_t>, vector<double>, a vector of a tagged
-// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue, dfc_deque and the PFC stack,
-// queue and deque, filled and
+// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue, dfc_deque, the PFC stack,
+// queue and deque, a SOFT durable_map and a link-free durable_set (hash layouts, 4 KiB
+// areas: erased and superseded nodes among the live ones), filled and
 // churned so that the vectors grew (freed arrays), the DFC node pools grew into the heap
 // (chunk tables in use) and the catalog is a chain of several blocks: a fragmented heap. From
 // it come several images (whole-file byte strings):
@@ -19,7 +20,7 @@
 // byte ranges of the header identity, state line and roots table, the heap's header, undo log, confirm
 // slots, block map and free-block links, every catalog block, and each object's header and
 // data (vector headers with their swap logs, element arrays, DFC region headers and
-// announcements, node chunks). The fuzzer picks a region first and a byte in it second, so
+// announcements, node chunks, a durable set's header block, area headers and node slots). The fuzzer picks a region first and a byte in it second, so
 // the few hundred bytes of metadata get as many mutations as the megabyte of bulk data.
 #pragma once
 
@@ -30,12 +31,24 @@
 
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
+#include "ferrite/containers/sets_kind.hpp"
 
 namespace ferrite_fuzz {
 
 using pfc_stack = ferrite::stack<std::uint64_t, ferrite::alloc::buddy_heap>;
 using pfc_queue = ferrite::queue<std::uint64_t, ferrite::alloc::buddy_heap>;
 using pfc_deque = ferrite::deque<std::uint64_t, ferrite::alloc::buddy_heap>;
+using soft_map = ferrite::durable_map<std::uint64_t, std::uint64_t, ferrite::use_soft>;
+using linkfree_set = ferrite::durable_set<std::uint64_t, ferrite::use_link_free>;
+
+// The durable sets' options in the images and in the cases: 4 KiB areas (63 node slots),
+// so that the small pool holds several; one recovery thread.
+inline ferrite::durable_set_options small_areas() {
+    ferrite::durable_set_options o;
+    o.area_bytes = 4096;
+    o.recovery_threads = 1;
+    return o;
+}
 
 // Whether a catalog entry is of the kind that opens as T.
 template <class T>
@@ -45,7 +58,7 @@ bool is_kind(const ferrite::alloc::directory_entry& e) {
 
 // What a region belongs to: failures in DFC regions are counted apart while the DFC
 // validation is being finished (see pool_fuzz_test.cpp).
-enum class owner { pool, heap, catalog, vector, dfc, file };
+enum class owner { pool, heap, catalog, vector, dfc, sets, file };
 
 struct byte_range {
     std::uint64_t offset;
@@ -76,7 +89,8 @@ struct object_name {
 };
 inline constexpr object_name objects[] = {{"u64s", "vector"},   {"f64s", "vector"},    {"ticks", "vector"},
                                           {"stack", "dfc_stack"}, {"queue", "dfc_queue"}, {"deque", "dfc_deque"},
-                                          {"pfc-stack", "stack"}, {"pfc-queue", "queue"}, {"pfc-deque", "deque"}};
+                                          {"pfc-stack", "stack"}, {"pfc-queue", "queue"}, {"pfc-deque", "deque"},
+                                          {"smap", "durable_map"}, {"lfset", "durable_set"}};
 
 // The user struct of the "ticks" vector.
 struct tick {

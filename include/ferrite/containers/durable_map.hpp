@@ -65,6 +65,8 @@ using table_for_t = typename table_for<Algorithm, K, V>::type;
 struct durable_set_options {
     sets::set_layout layout = sets::set_layout::hash;  // list: one sorted list (the paper's list; small sets)
     unsigned recovery_threads = 0;             // threads that rebuild the index at open (0: all cores)
+    std::uint32_t area_bytes = 0;  // create: bytes per durable area, a power of two from 4 KiB to the heap's
+                                   // largest block (0: 64 KiB); open uses the recorded size
 };
 
 // The shared body of durable_map and durable_set: a table of one algorithm, opened the
@@ -80,17 +82,27 @@ public:
                   "(and no floating-point members, whose equal values can differ in bytes)");
 
     std::size_t size() const noexcept { return table_.size(); }
-    bool contains(const K& key) const { return table_.contains(key); }
-    bool erase(const K& key) { return table_.erase(key); }
+    bool contains(const K& key) const {
+        require_open();
+        return table_.contains(key);
+    }
+    bool erase(const K& key) {
+        require_open();
+        return table_.erase(key);
+    }
     table_type& table() noexcept { return table_; }
 
 protected:
-    explicit durable_table_handle(table_type t) : table_(std::move(t)) {}
+    durable_table_handle(const pmem::pool_ref& pool, table_type t) : pool_(pool), table_(std::move(t)) {}
+    // A handle kept past its pool's close: usage_error, not a read of the unmapped nodes.
+    void require_open() const { pool_.require_open("ferrite::durable_map / durable_set"); }
     static typename table_type::options table_options(const durable_set_options& o) {
         typename table_type::options t{};
         t.recovery_threads = o.recovery_threads;
+        if (o.area_bytes != 0) t.area_bytes = o.area_bytes;
         return t;
     }
+    pmem::pool_ref pool_;
     table_type table_;
 };
 
@@ -105,19 +117,23 @@ public:
 
     static durable_map create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                               durable_set_options o = {}) {
-        return durable_map(table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_map(pool, table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
     }
     static durable_map open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
                             durable_set_options o = {}) {
-        return durable_map(table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_map(pool, table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
     }
 
     // false: the key was present (nothing changed).
-    bool insert(const K& key, const V& value) { return this->table_.insert(key, value); }
+    bool insert(const K& key, const V& value) {
+        this->require_open();
+        return this->table_.insert(key, value);
+    }
     // Inserts or replaces, atomically and durably (one step). true: inserted, false: assigned.
     bool insert_or_assign(const K& key, const V& value)
         requires requires(table_type& t) { t.insert_or_assign(key, value); }
     {
+        this->require_open();
         return this->table_.insert_or_assign(key, value);
     }
     // The durable_map concept's name for insert_or_assign.
@@ -126,16 +142,20 @@ public:
     {
         (void)insert_or_assign(key, value);
     }
-    std::optional<V> get(const K& key) const { return this->table_.get(key); }
+    std::optional<V> get(const K& key) const {
+        this->require_open();
+        return this->table_.get(key);
+    }
     std::optional<V> find(const K& key) const { return get(key); }
     // f(const K&, const V&) for every key: a weakly consistent scan.
     template <class F>
     void for_each(F&& f) const {
+        this->require_open();
         this->table_.for_each(std::forward<F>(f));
     }
 
 private:
-    explicit durable_map(table_type t) : base(std::move(t)) {}
+    durable_map(const pmem::pool_ref& pool, table_type t) : base(pool, std::move(t)) {}
 };
 
 template <class K, class Algorithm = use_soft>
@@ -148,22 +168,26 @@ public:
 
     static durable_set create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                               durable_set_options o = {}) {
-        return durable_set(table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_set(pool, table_type::create(pool, heap, anchor, o.layout, base::table_options(o)));
     }
     static durable_set open(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t anchor,
                             durable_set_options o = {}) {
-        return durable_set(table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
+        return durable_set(pool, table_type::open(pool, heap, anchor, o.layout, base::table_options(o)));
     }
 
-    bool insert(const K& key) { return this->table_.insert(key, sets::no_value{}); }
+    bool insert(const K& key) {
+        this->require_open();
+        return this->table_.insert(key, sets::no_value{});
+    }
     // f(const K&) for every key: a weakly consistent scan.
     template <class F>
     void for_each(F&& f) const {
+        this->require_open();
         this->table_.for_each([&](const K& k, const sets::no_value&) { f(k); });
     }
 
 private:
-    explicit durable_set(table_type t) : base(std::move(t)) {}
+    durable_set(const pmem::pool_ref& pool, table_type t) : base(pool, std::move(t)) {}
 };
 
 }  // namespace ferrite

@@ -13,7 +13,9 @@
 //
 // Without the element type (pool check, pool info, crash recovery) the kind's functions
 // work on the node store: its header and area lists are validated, its pending areas
-// confirmed; the nodes themselves are validated by the table's open, which needs K and V.
+// confirmed, and its node slots checked with what the header records (sets/node_check.hpp:
+// flag bytes, SOFT supersede targets, link-free duplicate members), so that a damaged node
+// fails `pool check` and store::open, not only the typed open that rebuilds the table.
 #pragma once
 
 #include <cstdint>

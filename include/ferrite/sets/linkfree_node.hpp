@@ -57,6 +57,9 @@
 namespace ferrite::sets {
 
 inline constexpr std::uintptr_t linkfree_mark = 1;
+// Where next and the key lie in every linkfree_node (read without K and V by node_check.cpp).
+inline constexpr std::size_t linkfree_next_offset = 8;
+inline constexpr std::size_t linkfree_key_offset = 24;
 
 template <class K, class V>
 struct alignas(node_size) linkfree_node {
@@ -71,6 +74,7 @@ struct alignas(node_size) linkfree_node {
     std::uint64_t so_key;
     K key;
     [[no_unique_address]] V value;
+    static_assert(alignof(K) <= 8, "a link-free key lies at byte 24 of its node (node_check.cpp reads it there)");
 
     // --- atomic views of the raced fields ---
     std::atomic_ref<std::uint8_t> a_v1() noexcept { return std::atomic_ref<std::uint8_t>(v1); }

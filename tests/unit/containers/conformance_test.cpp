@@ -22,6 +22,7 @@
 #include "catalog_test_support.hpp"
 #include "ferrite/containers/catalog.hpp"
 #include "ferrite/containers/concepts.hpp"
+#include "ferrite/containers/sets_kind.hpp"
 
 namespace ferrite {
 namespace {
@@ -43,12 +44,21 @@ struct sample {
         else if constexpr (requires { s.push(0u, v); }) ok = s.push(0u, v);
         else if constexpr (requires { s.enqueue(0u, v); }) ok = s.enqueue(0u, v);
         else if constexpr (requires { s.push_back(0u, v); }) ok = s.push_back(0u, v);
+        else if constexpr (requires { s.insert(v, v); }) ok = s.insert(v, v);  // a map
+        else if constexpr (requires { s.insert(v); }) ok = s.insert(v);        // a set
         else static_assert(sizeof(S) == 0, "teach sample<S>::put this structure's insertion");
         ASSERT_TRUE(ok);
     }
     static u64 count(S& s) {
-        if constexpr (containers::sequence_structure<S>) return s.size();
-        else return s.unsynchronized_contents().size();
+        if constexpr (containers::sequence_structure<S>) {
+            return s.size();
+        } else if constexpr (requires { s.contains(u64{}); }) {  // a set or map: count what a scan visits
+            u64 n = 0;
+            s.for_each([&](const auto&...) { ++n; });
+            return n;
+        } else {
+            return s.unsynchronized_contents().size();
+        }
     }
     // Another kind to open the same name as: a vector, or a stack for a vector.
     using other_kind = std::conditional_t<std::is_same_v<S, vector<u64, heap>>, stack<u64, heap>, vector<u64, heap>>;
@@ -78,7 +88,9 @@ protected:
 };
 
 using structures = ::testing::Types<vector<u64, heap>, stack<u64, heap>, queue<u64, heap>, deque<u64, heap>,
-                                    dfc_stack<u64>, dfc_queue<u64>, dfc_deque<u64>>;
+                                    dfc_stack<u64>, dfc_queue<u64>, dfc_deque<u64>, durable_set<u64>,
+                                    durable_set<u64, use_link_free>, durable_map<u64, u64>,
+                                    durable_map<u64, u64, use_link_free>>;
 TYPED_TEST_SUITE(Conformance, structures);
 
 TYPED_TEST(Conformance, CreatedOnceListedByKindAndValid) {

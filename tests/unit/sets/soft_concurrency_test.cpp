@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "sets/map_history.hpp"  // crash/: the crash targets' key-by-key linearizability checker
+#include "sets/set_history.hpp"  // crash/: the crash targets' key-by-key linearizability checker
 #include "soft_test_support.hpp"
 
 namespace ferrite::sets::test {
@@ -92,7 +92,7 @@ TEST_P(SoftConcurrency, OwnedKeysMatchModelsAndSharedKeysStayConsistent) {
 }
 
 // Real threads on three keys, every response checked: the histories of each key must be
-// linearizable (the crash targets' checker, map_history.hpp, with the table never crashing).
+// linearizable (the crash targets' checker, set_history.hpp, with the table never crashing).
 // The crash simulator's token scheduler switches threads only at persistence events; here
 // they interleave anywhere (though rarely inside a window of a few instructions: an erase
 // that lost a present key to a replacement finishing between its search and its mark was
@@ -100,7 +100,7 @@ TEST_P(SoftConcurrency, OwnedKeysMatchModelsAndSharedKeysStayConsistent) {
 TEST_P(SoftConcurrency, HistoriesOfSharedKeysAreLinearizable) {
     using namespace crash::sets_check;
     constexpr unsigned threads = 4;
-    constexpr std::uint64_t keys = 3, ops = 40, rounds = 40;  // 53 or 54 operations per key (the checker takes 64)
+    constexpr std::uint64_t keys = 3, ops = 40, rounds = 40;  // 53 or 54 operations per key
     auto t = std::make_unique<u64_map>(create<u64_map>(GetParam(), {0, 4096, 2}));
     for (std::uint64_t round = 0; round < rounds; ++round) {
         const std::uint64_t base = round * keys;
