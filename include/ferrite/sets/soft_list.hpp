@@ -75,8 +75,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "ferrite/pmem/primitives.hpp"
 #include "ferrite/sets/node_store.hpp"
@@ -109,6 +112,7 @@ struct alignas(8) node {
     pnode* prev_pptr = nullptr;  // the PNode this node superseded, not yet deleted (owned)
     bool pvalidity = false;
     bool prev_validity = false;
+    bool in_block = false;  // allocated by list::node_block (recovery), not by new
 };
 
 template <class K, class V>
@@ -125,9 +129,10 @@ public:
         domain_.reclaim_all();
         for (node_t* n = head_; n != nullptr;) {
             node_t* next = ptr(n->next.load(std::memory_order_relaxed));
-            delete n;
+            if (!n->in_block) delete n;
             n = next;
         }
+        // blocks_ frees the block nodes (linked or spare).
     }
     list(const list&) = delete;
     list& operator=(const list&) = delete;
@@ -293,6 +298,29 @@ public:
         return n;
     }
 
+    // Recovery: `count` default nodes in one allocation (in_block set), owned by the list
+    // until it is destroyed; one new per block instead of one per recovered member or
+    // sentinel. A block node that is reclaimed or discarded goes to its thread's spare list,
+    // which make_node takes from before new. Thread-safe (recovery's scan threads).
+    node_t* node_block(std::size_t count) {
+        if (count == 0) return nullptr;
+        std::unique_ptr<node_t[]> block(new node_t[count]);
+        for (std::size_t i = 0; i < count; ++i) block[i].in_block = true;
+        node_t* first = block.get();
+        std::lock_guard g(blocks_mutex_);
+        if (!spare_) spare_.reset(new std::vector<node_t*>[sync::max_thread_ids]);
+        blocks_.push_back(std::move(block));
+        return first;
+    }
+    // A node no thread can reach any more (reclaimed, never published, or a dropped
+    // duplicate): a block node to the caller's spare list, any other deleted.
+    void release(node_t* n) {
+        if (n->in_block)
+            spare_[sync::this_thread_id()].push_back(n);
+        else
+            delete n;
+    }
+
 private:
     struct window {
         node_t* pred;
@@ -355,7 +383,7 @@ private:
         // its replacement's prev_pnode). Both were durably deleted before the LP.
         if (st(n->next.load(std::memory_order_acquire)) == deleted) self->store_.free(as_line(n->pptr));
         if (n->prev_pptr != nullptr) self->store_.free(as_line(n->prev_pptr));
-        delete n;
+        self->release(n);
     }
 
     // wait-free read (Listing 10), skipping dead nodes at the key (a replaced X is followed
@@ -379,7 +407,7 @@ private:
 
     node_t* make_node(const K& key, const V& value, std::uint64_t so_key) {
         pnode* p = as_pnode(store_.allocate());
-        auto* n = new node_t;
+        node_t* n = take_spare();
         n->key = key;
         n->value = value;
         n->so_key = so_key;
@@ -391,7 +419,22 @@ private:
     void discard(node_t* n) {
         if (n == nullptr) return;
         store_.free(as_line(n->pptr));
-        delete n;
+        release(n);
+    }
+    // A fresh node: a spare block node of this thread (reset), else a new one.
+    node_t* take_spare() {
+        if (spare_) {
+            auto& mine = spare_[sync::this_thread_id()];
+            if (!mine.empty()) {
+                node_t* n = mine.back();
+                mine.pop_back();
+                n->next.store(0, std::memory_order_relaxed);
+                n->prev_pptr = nullptr;
+                n->prev_validity = false;
+                return n;
+            }
+        }
+        return new node_t;
     }
 
     // Listing 11 L30-33: create (the PP) then INTEND_TO_INSERT -> INSERTED (the LP).
@@ -448,6 +491,11 @@ private:
     set_layout layout_;
     node_t* head_;
     bucket_directory<node_t> dir_;
+    // Recovery's node blocks and the spare block nodes per thread id (spare_ is made with
+    // the first block, before any table operation; a thread touches its own entry only).
+    std::mutex blocks_mutex_;
+    std::vector<std::unique_ptr<node_t[]>> blocks_;
+    std::unique_ptr<std::vector<node_t*>[]> spare_;
     sync::epoch_domain domain_;  // last member: destroyed (reclaiming) before the store
 };
 

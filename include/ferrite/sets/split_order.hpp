@@ -42,8 +42,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -325,59 +328,167 @@ inline std::uint64_t bucket_in_list_order(std::uint64_t i, std::uint64_t buckets
     return reverse_bits(i) >> (64 - width);
 }
 
+// Recovery helper: runs fn(chunk, begin, end) for `chunks` contiguous ranges splitting
+// [0, count), chunk 0 on the caller and the others on their own threads; rethrows the first
+// exception after all have joined. chunks <= 1 runs fn(0, 0, count) on the caller.
+template <class Fn>
+void for_each_range(unsigned chunks, std::uint64_t count, Fn&& fn) {
+    if (chunks <= 1) {
+        fn(0u, std::uint64_t{0}, count);
+        return;
+    }
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto run = [&](unsigned c) {
+        try {
+            fn(c, count * c / chunks, count * (c + 1) / chunks);
+        } catch (...) {
+            std::lock_guard g(error_mutex);
+            if (!error) error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> workers;
+    workers.reserve(chunks - 1);
+    try {
+        for (unsigned c = 1; c < chunks; ++c) workers.emplace_back(run, c);
+    } catch (...) {
+        for (auto& w : workers) w.join();
+        throw;
+    }
+    run(0);
+    for (auto& w : workers) w.join();
+    if (error) std::rethrow_exception(error);
+}
+
+// How many threads a recovery phase over `buckets` buckets cut into `parts` pieces uses:
+// `threads` (0 = hardware concurrency), at most one per piece and one per 4096 buckets (a
+// thread costs more than a small table).
+inline unsigned recovery_chunks(unsigned threads, std::uint64_t buckets, std::uint64_t parts) noexcept {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads, buckets / 4096, parts})));
+}
+
 // Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
 // one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
 // a traversal from the head. Policy:
 //   std::uint64_t hash(const Node*)            (0 for the list layout)
 //   std::uint64_t so_key(const Node*)
 //   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
-//   Node* make_sentinel(std::uint64_t so_key)  (a new volatile sentinel)
+//   Node* make_sentinel(std::uint64_t so_key, std::uint64_t i)
+//                                              (a new volatile sentinel; i in [1, buckets) is
+//                                              its place in list order, distinct per call, so
+//                                              the policy may take it from a block)
 //   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
 //   optional: void drop_duplicate(Node* kept, Node* dropped)
 //             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
 //             `dropped` is not linked; without this member duplicates are linked as found)
 // head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
 // and its count to the members linked. Returns that count.
+//
+// Work: a counting sort of the members by bucket (two passes over `members`); then the
+// buckets in list order are cut into up to `threads` contiguous ranges (recovery_chunks),
+// each linked by its own thread (sort the bucket's nodes, its sentinel, the links; the nodes
+// of a bucket a few places ahead are prefetched, since members sit anywhere in memory), and
+// the ranges are stitched end to start. Every range but the first starts with a sentinel, so
+// duplicates (equal neighbours inside one bucket) never straddle two ranges. make_sentinel,
+// link and drop_duplicate are called from several threads at once (on distinct nodes).
 template <class Node, class Policy>
 std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
-                           std::uint64_t buckets, Policy& policy) {
-    // Counting sort by bucket: O(n + buckets).
-    std::vector<std::size_t> start(buckets + 1, 0);
-    const std::uint64_t mask = buckets - 1;
-    for (Node* n : members) ++start[(policy.hash(n) & mask) + 1];
-    for (std::uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-    std::vector<Node*> sorted(members.size());
+                                  std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
+    // A member's place in list order among the buckets: the top `width` bits of its so-key
+    // (regular so_key = reverse_bits(hash) | 1, so they are the bucket's bits reversed).
+    const unsigned width = static_cast<unsigned>(std::bit_width(buckets)) - 1;
+    const auto place = [&](const Node* n) -> std::uint64_t {
+        return width == 0 ? 0 : policy.so_key(n) >> (64 - width);
+    };
+    // Two-level counting sort by place, both levels cache friendly: first into `parts`
+    // partitions of consecutive places (a histogram that fits the L1 cache), then inside
+    // each partition by place (a count array of buckets / parts entries).
+    const unsigned part_bits = width > 11 ? std::min(width - 11, 12u) : 0;
+    const std::uint64_t parts = std::uint64_t{1} << part_bits;
+    const unsigned part_shift = width - part_bits;  // place >> part_shift = its partition
+    std::vector<std::size_t> part_start(parts + 1, 0);
+    for (Node* n : members) ++part_start[(place(n) >> part_shift) + 1];
+    for (std::uint64_t p = 0; p < parts; ++p) part_start[p + 1] += part_start[p];
+    std::vector<Node*> by_part(members.size());
     {
-        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-        for (Node* n : members) sorted[fill[policy.hash(n) & mask]++] = n;
+        std::vector<std::size_t> fill(part_start.begin(), part_start.end() - 1);
+        for (Node* n : members) by_part[fill[place(n) >> part_shift]++] = n;
     }
-    Node* tail = head;
-    std::size_t linked = 0;
-    for (std::uint64_t i = 0; i < buckets; ++i) {
-        const std::uint64_t b = bucket_in_list_order(i, buckets);
-        if (b != 0) {
-            Node* s = policy.make_sentinel(sentinel_so_key(b));
-            policy.link(tail, s);
-            dir.set_sentinel(b, s);
-            tail = s;
+    // By place: [start[i], start[i + 1]) in `sorted`; a partition writes only its own
+    // places' entries (its end is the next partition's part_start).
+    std::vector<std::size_t> start(buckets, 0);
+    std::vector<Node*> sorted(members.size());
+    const auto sort_partition = [&](std::uint64_t p) {
+        const std::uint64_t i0 = p << part_shift, i1 = (p + 1) << part_shift;
+        for (std::size_t k = part_start[p]; k < part_start[p + 1]; ++k) ++start[place(by_part[k])];
+        std::size_t at = part_start[p];
+        for (std::uint64_t i = i0; i < i1; ++i) {
+            const std::size_t count = start[i];
+            start[i] = at;
+            at += count;
         }
-        auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[b]);
-        auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
-        std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
-        for (auto it = first; it != last; ++it) {
-            if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
-                if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
-                    !policy.less(tail, *it) && !policy.less(*it, tail)) {
-                    policy.drop_duplicate(tail, *it);
-                    continue;
-                }
+        for (std::size_t k = part_start[p]; k < part_start[p + 1]; ++k) {
+            Node* n = by_part[k];
+            sorted[start[place(n)]++] = n;  // start[i] moves to place i's end
+        }
+        for (std::uint64_t i = i1 - 1; i > i0; --i) start[i] = start[i - 1];
+        start[i0] = part_start[p];
+    };
+    struct piece {
+        Node* first = nullptr;
+        Node* last = nullptr;
+        std::size_t linked = 0;
+    };
+    const unsigned chunks = recovery_chunks(threads, buckets, parts);
+    std::vector<piece> pieces(chunks);
+    constexpr std::uint64_t ahead = 8;  // places prefetched ahead of the one being linked
+    for_each_range(chunks, parts, [&](unsigned c, std::uint64_t p0, std::uint64_t p1) {
+        for (std::uint64_t p = p0; p < p1; ++p) sort_partition(p);
+        piece& pc = pieces[c];
+        Node* tail = nullptr;
+        const auto append = [&](Node* n) {
+            if (tail == nullptr)
+                pc.first = n;
+            else
+                policy.link(tail, n);
+            tail = n;
+        };
+        const std::uint64_t i0 = p0 << part_shift, i1 = p1 << part_shift;
+        const auto end_of = [&](std::uint64_t i) { return i + 1 == i1 ? part_start[p1] : start[i + 1]; };
+        for (std::uint64_t i = i0; i < i1; ++i) {
+            if (i + ahead < i1)
+                for (std::size_t k = start[i + ahead]; k < end_of(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
+            const std::uint64_t b = bucket_in_list_order(i, buckets);
+            if (b != 0) {
+                Node* s = policy.make_sentinel(sentinel_so_key(b), i);
+                dir.set_sentinel(b, s);
+                append(s);
+            } else {
+                append(head);
             }
-            policy.link(tail, *it);
-            tail = *it;
-            ++linked;
+            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[i]);
+            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(end_of(i));
+            std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
+            for (auto it = first; it != last; ++it) {
+                if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
+                    if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
+                        !policy.less(tail, *it) && !policy.less(*it, tail)) {
+                        policy.drop_duplicate(tail, *it);
+                        continue;
+                    }
+                }
+                append(*it);
+                ++pc.linked;
+            }
         }
+        pc.last = tail;
+    });
+    std::size_t linked = 0;
+    for (unsigned c = 0; c < chunks; ++c) {
+        linked += pieces[c].linked;
+        policy.link(pieces[c].last, c + 1 < chunks ? pieces[c + 1].first : nullptr);
     }
-    policy.link(tail, nullptr);
     dir.reset(buckets, static_cast<std::int64_t>(linked));
     return linked;
 }
