@@ -392,49 +392,73 @@ inline unsigned recovery_chunks(unsigned threads, std::uint64_t buckets, std::ui
 // the ranges are stitched end to start. Every range but the first starts with a sentinel, so
 // duplicates (equal neighbours inside one bucket) never straddle two ranges. make_sentinel,
 // link and drop_duplicate are called from several threads at once (on distinct nodes).
+// Recovery: items (members, in any order) sorted by their place in list order among
+// `buckets` buckets, place(item) = the top log2(buckets) bits of its so-key (a regular
+// so_key is reverse_bits(hash) | 1, so these are its bucket's bits reversed). A two-level
+// counting sort, both levels cache friendly: the constructor splits the items into `parts`
+// partitions of consecutive places (a histogram small enough for the L1 cache; one pass to
+// count, one to scatter), then sort_partition(p) sorts partition p by place with a count
+// array of buckets / parts entries. Partitions are independent: threads may sort distinct
+// ones at once. Place i's items are then sorted[start[i], end(i)), in scan order.
+template <class T, class Place>
+class place_sort {
+public:
+    place_sort(const std::vector<T>& items, std::uint64_t buckets, Place place)
+        : place_(place), width_(static_cast<unsigned>(std::bit_width(buckets)) - 1),
+          part_bits_(width_ > 11 ? std::min(width_ - 11, 12u) : 0), part_shift_(width_ - part_bits_),
+          parts_(std::uint64_t{1} << part_bits_), part_start_(parts_ + 1, 0), by_part_(items.size()),
+          start_(buckets, 0), sorted_(items.size()) {
+        for (const T& x : items) ++part_start_[part_of(x) + 1];
+        for (std::uint64_t p = 0; p < parts_; ++p) part_start_[p + 1] += part_start_[p];
+        std::vector<std::size_t> fill(part_start_.begin(), part_start_.end() - 1);
+        for (const T& x : items) by_part_[fill[part_of(x)]++] = x;
+    }
+    std::uint64_t parts() const noexcept { return parts_; }
+    // Places [first_place(p), first_place(p + 1)) make partition p.
+    std::uint64_t first_place(std::uint64_t p) const noexcept { return p << part_shift_; }
+    // Writes start[] of partition p's places only (its end is part_start[p + 1]).
+    void sort_partition(std::uint64_t p) {
+        const std::uint64_t i0 = first_place(p), i1 = first_place(p + 1);
+        for (std::size_t k = part_start_[p]; k < part_start_[p + 1]; ++k) ++start_[place_of(by_part_[k])];
+        std::size_t at = part_start_[p];
+        for (std::uint64_t i = i0; i < i1; ++i) {
+            const std::size_t count = start_[i];
+            start_[i] = at;
+            at += count;
+        }
+        for (std::size_t k = part_start_[p]; k < part_start_[p + 1]; ++k)
+            sorted_[start_[place_of(by_part_[k])]++] = by_part_[k];  // start[i] moves to place i's end
+        for (std::uint64_t i = i1 - 1; i > i0; --i) start_[i] = start_[i - 1];
+        start_[i0] = part_start_[p];
+    }
+    // Place i's items (partition of i sorted): [begin(i), end(i)).
+    std::size_t begin(std::uint64_t i) const noexcept { return start_[i]; }
+    std::size_t end(std::uint64_t i) const noexcept {
+        const std::uint64_t next = i + 1;
+        return (next & ((std::uint64_t{1} << part_shift_) - 1)) == 0 ? part_start_[next >> part_shift_] : start_[next];
+    }
+    std::vector<T>& sorted() noexcept { return sorted_; }
+
+private:
+    std::uint64_t place_of(const T& x) const { return width_ == 0 ? 0 : place_(x) >> (64 - width_); }
+    std::uint64_t part_of(const T& x) const { return place_of(x) >> part_shift_; }
+
+    Place place_;  // the so-key of an item
+    unsigned width_, part_bits_, part_shift_;
+    std::uint64_t parts_;
+    std::vector<std::size_t> part_start_;
+    std::vector<T> by_part_;
+    std::vector<std::size_t> start_;
+    std::vector<T> sorted_;
+};
+
 template <class Node, class Policy>
 std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
                                   std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
-    // A member's place in list order among the buckets: the top `width` bits of its so-key
-    // (regular so_key = reverse_bits(hash) | 1, so they are the bucket's bits reversed).
-    const unsigned width = static_cast<unsigned>(std::bit_width(buckets)) - 1;
-    const auto place = [&](const Node* n) -> std::uint64_t {
-        return width == 0 ? 0 : policy.so_key(n) >> (64 - width);
-    };
-    // Two-level counting sort by place, both levels cache friendly: first into `parts`
-    // partitions of consecutive places (a histogram that fits the L1 cache), then inside
-    // each partition by place (a count array of buckets / parts entries).
-    const unsigned part_bits = width > 11 ? std::min(width - 11, 12u) : 0;
-    const std::uint64_t parts = std::uint64_t{1} << part_bits;
-    const unsigned part_shift = width - part_bits;  // place >> part_shift = its partition
-    std::vector<std::size_t> part_start(parts + 1, 0);
-    for (Node* n : members) ++part_start[(place(n) >> part_shift) + 1];
-    for (std::uint64_t p = 0; p < parts; ++p) part_start[p + 1] += part_start[p];
-    std::vector<Node*> by_part(members.size());
-    {
-        std::vector<std::size_t> fill(part_start.begin(), part_start.end() - 1);
-        for (Node* n : members) by_part[fill[place(n) >> part_shift]++] = n;
-    }
-    // By place: [start[i], start[i + 1]) in `sorted`; a partition writes only its own
-    // places' entries (its end is the next partition's part_start).
-    std::vector<std::size_t> start(buckets, 0);
-    std::vector<Node*> sorted(members.size());
-    const auto sort_partition = [&](std::uint64_t p) {
-        const std::uint64_t i0 = p << part_shift, i1 = (p + 1) << part_shift;
-        for (std::size_t k = part_start[p]; k < part_start[p + 1]; ++k) ++start[place(by_part[k])];
-        std::size_t at = part_start[p];
-        for (std::uint64_t i = i0; i < i1; ++i) {
-            const std::size_t count = start[i];
-            start[i] = at;
-            at += count;
-        }
-        for (std::size_t k = part_start[p]; k < part_start[p + 1]; ++k) {
-            Node* n = by_part[k];
-            sorted[start[place(n)]++] = n;  // start[i] moves to place i's end
-        }
-        for (std::uint64_t i = i1 - 1; i > i0; --i) start[i] = start[i - 1];
-        start[i0] = part_start[p];
-    };
+    auto so_key = [&policy](Node* n) { return policy.so_key(n); };
+    place_sort<Node*, decltype(so_key)> ps(members, buckets, so_key);
+    const std::uint64_t parts = ps.parts();
+    std::vector<Node*>& sorted = ps.sorted();
     struct piece {
         Node* first = nullptr;
         Node* last = nullptr;
@@ -444,7 +468,7 @@ std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::
     std::vector<piece> pieces(chunks);
     constexpr std::uint64_t ahead = 8;  // places prefetched ahead of the one being linked
     for_each_range(chunks, parts, [&](unsigned c, std::uint64_t p0, std::uint64_t p1) {
-        for (std::uint64_t p = p0; p < p1; ++p) sort_partition(p);
+        for (std::uint64_t p = p0; p < p1; ++p) ps.sort_partition(p);
         piece& pc = pieces[c];
         Node* tail = nullptr;
         const auto append = [&](Node* n) {
@@ -454,11 +478,10 @@ std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::
                 policy.link(tail, n);
             tail = n;
         };
-        const std::uint64_t i0 = p0 << part_shift, i1 = p1 << part_shift;
-        const auto end_of = [&](std::uint64_t i) { return i + 1 == i1 ? part_start[p1] : start[i + 1]; };
+        const std::uint64_t i0 = ps.first_place(p0), i1 = ps.first_place(p1);
         for (std::uint64_t i = i0; i < i1; ++i) {
             if (i + ahead < i1)
-                for (std::size_t k = start[i + ahead]; k < end_of(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
+                for (std::size_t k = ps.begin(i + ahead); k < ps.end(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
             const std::uint64_t b = bucket_in_list_order(i, buckets);
             if (b != 0) {
                 Node* s = policy.make_sentinel(sentinel_so_key(b), i);
@@ -467,8 +490,8 @@ std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::
             } else {
                 append(head);
             }
-            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[i]);
-            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(end_of(i));
+            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(i));
+            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(i));
             std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
             for (auto it = first; it != last; ++it) {
                 if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
