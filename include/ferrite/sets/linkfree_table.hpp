@@ -21,10 +21,13 @@
 //   * the hash set grows (split ordering) instead of a fixed bucket array;
 //   * recovery is O(n) and parallel instead of one insertion from the head per member
 //     (O(n^2) for one long list, [SETS] defect #3): the areas are scanned in parallel
-//     (members = valid and unmarked), the members are bucketed by counting sort on their
-//     recomputed so-keys and each bucket's few nodes sorted (the list layout: one bucket,
-//     an O(n log n) sort), then sentinels and members are linked in one pass, without a
-//     traversal;
+//     (members = valid and unmarked, as (so-key, node) pairs), sorted by their place in
+//     list order by a two-level counting sort on the recomputed so-keys (place_sort in
+//     split_order.hpp), each place's few members sorted and checked for duplicate keys by
+//     ranges of places on the recovery threads (the list layout: one bucket, an O(n log n)
+//     sort); after the dead-slot pass, the same ranges link sentinels (one block, not one
+//     new each) and members without a traversal, prefetching the members ahead (they are
+//     lines anywhere in the areas), and the ranges are stitched;
 //   * nothing read from the media is trusted (below);
 //   * no insert_or_assign. Replacing a present node X of the key by a new node Y in one
 //     durable step (one fence) means that a crash may leave Y's line durable and X's not,
@@ -257,7 +260,9 @@ private:
             sentinel_count = count;
         }
         bool in_sentinel_block(const node* x) const noexcept {
-            return sentinels && x >= sentinels.get() && x < sentinels.get() + sentinel_count;
+            const auto at = reinterpret_cast<std::uintptr_t>(x);
+            const auto first = reinterpret_cast<std::uintptr_t>(sentinels.get());
+            return sentinels && at >= first && at < first + sentinel_count * sizeof(node);
         }
 
         static typename bucket_directory<node>::growth growth_of(set_layout l, const options& o) {

@@ -18,7 +18,9 @@
 //   * remove only destroys a node whose state is INTEND_TO_DELETE or that it marked itself:
 //     the listing's loser would also destroy a node another thread is replacing;
 //   * reclamation by epochs (sync/epoch_domain.hpp): the thread whose trim CAS unlinks a
-//     node retires it; its reclaim frees its PNodes to the node store;
+//     node retires it; its reclaim frees its PNodes to the node store and the node itself
+//     (delete, or for a node of recovery's blocks, node_block, the reclaiming thread's
+//     spare list, which that thread's next insert takes from; blocks die with the list);
 //   * insert_or_assign (not in the paper), below.
 //
 // insert_or_assign(k, v) on a present node X (state INSERTED) -> a new node Y, atomically:
@@ -282,16 +284,6 @@ public:
     node_t* head() const noexcept { return head_; }
     set_layout layout() const noexcept { return layout_; }
 
-    // A volatile member for a recovered PNode (state INSERTED once linked).
-    static node_t* recovered_node(pnode* p, std::uint64_t so_key, bool polarity) {
-        auto* n = new node_t;
-        n->key = io::key(p);
-        n->value = io::value(p);
-        n->so_key = so_key;
-        n->pptr = p;
-        n->pvalidity = polarity;
-        return n;
-    }
     static node_t* sentinel(std::uint64_t so_key) {
         auto* n = new node_t;
         n->so_key = so_key;

@@ -5,12 +5,18 @@
 //   1. scan (read only, in parallel over the areas: node_store::scan_parallel): every slot
 //      is validated (flags 0/1; a set superseded flag names a node slot of this store, by
 //      node_store::node_at) and classified: member, free (valid and deleted), invalid,
-//      superseded (valid, not deleted, its superseded_by target complete). Members get
-//      their volatile node (so_key recomputed from the key: never read from the media).
+//      superseded (valid, not deleted, its superseded_by target complete; node_at, a hash
+//      lookup, only for slots whose superseded flag is set). Members get their volatile
+//      node (so_key recomputed from the key: never read from the media), all of an area's
+//      from one block (list::node_block: one allocation per area instead of one per
+//      member; the list owns the blocks until it dies, and a block node that is reclaimed
+//      later goes to its thread's spare list for the next insert instead of delete).
 //      A damaged slot throws damaged_pool before anything is written.
-//   2. rebuild (split_order.hpp): bucket count for n, counting sort by bucket, sort inside
-//      each bucket, sentinels, links: O(n) for the hash layout; the list layout is one
-//      bucket, so one O(n log n) sort by key bytes. Two members at one position are the
+//   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n, the members
+//      sorted by list place in two cache-friendly counting passes (place_sort), sentinels
+//      from one block, each place's few members sorted and linked, ranges of places split
+//      over the recovery threads and stitched: O(n) for the hash layout; the list layout
+//      is one bucket, so one O(n log n) sort by key bytes. Two members at one position are the
 //      trace of an interrupted upsert whose new PNode completed before the old one was
 //      marked superseded (soft_list.hpp, "replace"): one is kept, the other dropped.
 //   3. writes: invalid PNodes normalised to "valid and deleted" (no write-back: the next

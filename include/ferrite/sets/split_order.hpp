@@ -32,7 +32,10 @@
 // list; they are never removed while the table lives.
 //
 // Crash consistency: nothing here is persistent. A crash loses the directory and the
-// sentinels; recovery rebuilds them from the members (rebuild_split_ordered below).
+// sentinels; recovery rebuilds them from the members (rebuild_split_ordered below): a
+// two-level counting sort of the members by their place in list order (place_sort, the
+// top log2(buckets) bits of the so-key), then sentinels and links written in list order by
+// up to `recovery_threads` threads over contiguous ranges of places, stitched at the end.
 #pragma once
 
 #include <algorithm>
@@ -368,30 +371,6 @@ inline unsigned recovery_chunks(unsigned threads, std::uint64_t buckets, std::ui
     return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads, buckets / 4096, parts})));
 }
 
-// Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
-// one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
-// a traversal from the head. Policy:
-//   std::uint64_t hash(const Node*)            (0 for the list layout)
-//   std::uint64_t so_key(const Node*)
-//   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
-//   Node* make_sentinel(std::uint64_t so_key, std::uint64_t i)
-//                                              (a new volatile sentinel; i in [1, buckets) is
-//                                              its place in list order, distinct per call, so
-//                                              the policy may take it from a block)
-//   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
-//   optional: void drop_duplicate(Node* kept, Node* dropped)
-//             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
-//             `dropped` is not linked; without this member duplicates are linked as found)
-// head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
-// and its count to the members linked. Returns that count.
-//
-// Work: a counting sort of the members by bucket (two passes over `members`); then the
-// buckets in list order are cut into up to `threads` contiguous ranges (recovery_chunks),
-// each linked by its own thread (sort the bucket's nodes, its sentinel, the links; the nodes
-// of a bucket a few places ahead are prefetched, since members sit anywhere in memory), and
-// the ranges are stitched end to start. Every range but the first starts with a sentinel, so
-// duplicates (equal neighbours inside one bucket) never straddle two ranges. make_sentinel,
-// link and drop_duplicate are called from several threads at once (on distinct nodes).
 // Recovery: items (members, in any order) sorted by their place in list order among
 // `buckets` buckets, place(item) = the top log2(buckets) bits of its so-key (a regular
 // so_key is reverse_bits(hash) | 1, so these are its bucket's bits reversed). A two-level
@@ -452,6 +431,31 @@ private:
     std::vector<T> sorted_;
 };
 
+// Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
+// one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
+// a traversal from the head. Policy:
+//   std::uint64_t so_key(const Node*)          (the member's so-key, recomputed from its key)
+//   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
+//   Node* make_sentinel(std::uint64_t so_key, std::uint64_t i)
+//                                              (a volatile sentinel; i in [1, buckets) is its
+//                                              place in list order, distinct per call, so the
+//                                              policy may take it from a preallocated block)
+//   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
+//   optional: void drop_duplicate(Node* kept, Node* dropped)
+//             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
+//             `dropped` is not linked; without this member duplicates are linked as found)
+// head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
+// and its count to the members linked. Returns that count.
+//
+// Work: place_sort's first level on the caller (two sequential passes over `members`);
+// then the partitions are cut into up to `threads` contiguous ranges (recovery_chunks),
+// each handled by its own thread: sort its partitions by place, then for each place in
+// list order its sentinel, the sort of its few members, the links; the members a few places
+// ahead are prefetched (they sit anywhere in memory, and each link is a store into one).
+// The ranges are stitched end to start. Every range but the first starts with a sentinel,
+// so duplicates (equal neighbours inside one bucket) never straddle two ranges.
+// make_sentinel, link and drop_duplicate are called from several threads at once (on
+// distinct nodes); set_sentinel on distinct buckets (segment allocation is a CAS).
 template <class Node, class Policy>
 std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
                                   std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
