@@ -184,11 +184,9 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
 
     const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size()) : 1;
     struct policy {
-        bool hashed;
         node_t* sentinels;  // block of buckets - 1 nodes: list-order place i takes sentinels[i - 1]
         std::mutex dropped_mutex{};
         std::vector<node_t*> dropped{};
-        std::uint64_t hash(const node_t* n) const { return hashed ? hash_key(n->key) : 0; }
         std::uint64_t so_key(const node_t* n) const { return n->so_key; }
         bool less(const node_t* a, const node_t* b) const {
             if (a->so_key != b->so_key) return a->so_key < b->so_key;
@@ -206,7 +204,7 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
             std::lock_guard g(dropped_mutex);
             dropped.push_back(gone);
         }
-    } pol{hashed, l.node_block(buckets - 1)};
+    } pol{l.node_block(buckets - 1)};
     r.members = rebuild_split_ordered(l.directory(), l.head(), members, buckets, pol, threads);
     r.duplicates = pol.dropped.size();
     for (node_t* n : pol.dropped) {
