@@ -21,10 +21,13 @@
 //   * the hash set grows (split ordering) instead of a fixed bucket array;
 //   * recovery is O(n) and parallel instead of one insertion from the head per member
 //     (O(n^2) for one long list, [SETS] defect #3): the areas are scanned in parallel
-//     (members = valid and unmarked), the members are bucketed by counting sort on their
-//     recomputed so-keys and each bucket's few nodes sorted (the list layout: one bucket,
-//     an O(n log n) sort), then sentinels and members are linked in one pass, without a
-//     traversal;
+//     (members = valid and unmarked, as (so-key, node) pairs), sorted by their place in
+//     list order by a two-level counting sort on the recomputed so-keys (place_sort in
+//     split_order.hpp), each place's few members sorted and checked for duplicate keys by
+//     ranges of places on the recovery threads (the list layout: one bucket, an O(n log n)
+//     sort); after the dead-slot pass, the same ranges link sentinels (one block, not one
+//     new each) and members without a traversal, prefetching the members ahead (they are
+//     lines anywhere in the areas), and the ranges are stitched;
 //   * nothing read from the media is trusted (below);
 //   * no insert_or_assign. Replacing a present node X of the key by a new node Y in one
 //     durable step (one fence) means that a crash may leave Y's line durable and X's not,
@@ -230,6 +233,8 @@ private:
         set_layout lay;
         node* head;                   // list head / bucket 0's sentinel (so_key 0)
         bucket_directory<node> dir;
+        std::unique_ptr<node[]> sentinels;  // recovery's sentinels (one block), or none
+        std::uint64_t sentinel_count = 0;
 
         state(const pmem::pool_ref& p, node_store&& st, set_layout l, const options& o)
             : pool(p), store(std::move(st)), lay(l), head(list::new_sentinel(0)), dir(head, growth_of(l, o)) {}
@@ -238,9 +243,26 @@ private:
         ~state() {
             domain.reclaim_all();
             // Sentinels are the only volatile nodes of the list, and every one is in the
-            // directory (a linked sentinel is in its slot before its initialiser returns).
-            for (std::uint64_t b = 1, n = dir.bucket_count(); b < n; ++b) delete dir.sentinel_if_initialised(b);
+            // directory (a linked sentinel is in its slot before its initialiser returns);
+            // those of recovery's block go with the block.
+            for (std::uint64_t b = 1, n = dir.bucket_count(); b < n; ++b) {
+                node* x = dir.sentinel_if_initialised(b);
+                if (x != nullptr && !in_sentinel_block(x)) delete x;
+            }
             delete head;
+        }
+        // Recovery: `count` sentinels in one allocation instead of one new each (zeroed as
+        // list::new_sentinel makes them; so_key set when linked).
+        void make_sentinel_block(std::uint64_t count) {
+            if (count == 0) return;
+            sentinels.reset(new node[count]);
+            std::memset(static_cast<void*>(sentinels.get()), 0, count * sizeof(node));
+            sentinel_count = count;
+        }
+        bool in_sentinel_block(const node* x) const noexcept {
+            const auto at = reinterpret_cast<std::uintptr_t>(x);
+            const auto first = reinterpret_cast<std::uintptr_t>(sentinels.get());
+            return sentinels && at >= first && at < first + sentinel_count * sizeof(node);
         }
 
         static typename bucket_directory<node>::growth growth_of(set_layout l, const options& o) {
@@ -303,6 +325,7 @@ private:
         // 1. Read only: classify every slot, validate its bits, collect the members.
         s.store.scan_parallel(threads, [&](const area_view& a) {
             std::vector<slot_ref> mine;
+            mine.reserve(a.count);
             for (std::size_t i = 0; i < a.count; ++i) {
                 node* n = node::from(a.first + i);
                 check_bits(n, s.store.pool_offset_of(a.first) - node_size, i);
@@ -311,25 +334,27 @@ private:
             std::lock_guard g(m);
             members.insert(members.end(), mine.begin(), mine.end());
         });
-        // 2. Still read only: bucket by counting sort, sort each bucket, no duplicate keys.
+        // 2. Still read only: sort by list place (split_order.hpp, place_sort), sort each
+        // place's few members, no duplicate keys. Partitions split over the threads.
         const std::uint64_t buckets = s.lay == set_layout::hash ? recovered_bucket_count(members.size()) : 1;
-        const std::uint64_t mask = buckets - 1;
-        const auto bucket_of = [&](const slot_ref& r) { return reverse_bits(r.so) & mask; };
-        std::vector<std::size_t> start(buckets + 1, 0);
-        for (const auto& r : members) ++start[bucket_of(r) + 1];
-        for (std::uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-        std::vector<slot_ref> sorted(members.size());
-        {
-            std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-            for (const auto& r : members) sorted[fill[bucket_of(r)]++] = r;
-        }
-        for (std::uint64_t b = 0; b < buckets; ++b) {
-            const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[b]);
-            const auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
-            std::sort(first, last, slot_less);
-            for (auto it = first; it != last && it + 1 != last; ++it)
-                if (same_key(*it, *(it + 1))) duplicate(s.pool.base(), it->n, (it + 1)->n);
-        }
+        const auto so_of = [](const slot_ref& r) { return r.so; };
+        place_sort<slot_ref, decltype(so_of)> ps(members, buckets, so_of);
+        const std::size_t count = members.size();
+        std::vector<slot_ref>().swap(members);
+        std::vector<slot_ref>& sorted = ps.sorted();
+        const unsigned chunks = recovery_chunks(threads, buckets, ps.parts());
+        for_each_range(chunks, ps.parts(), [&](unsigned, std::uint64_t p0, std::uint64_t p1) {
+            for (std::uint64_t p = p0; p < p1; ++p) {
+                ps.sort_partition(p);
+                for (std::uint64_t i = ps.first_place(p); i < ps.first_place(p + 1); ++i) {
+                    const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(i));
+                    const auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(i));
+                    if (last - first > 1) std::sort(first, last, slot_less);
+                    for (auto it = first; it != last && it + 1 != last; ++it)
+                        if (same_key(*it, *(it + 1))) duplicate(s.pool.base(), it->n, (it + 1)->n);
+                }
+            }
+        });
         // 3. Writes (volatile state only): dead nodes to the free state and the free lists,
         // members' flags (their state is durable: it was read from the media).
         s.store.scan_parallel(threads, [&](const area_view& a) {
@@ -346,26 +371,49 @@ private:
             }
             s.store.add_free(dead);
         });
-        // 4. Link sentinels and members in split order, one pass.
-        s.dir.reset(buckets, static_cast<std::int64_t>(sorted.size()));
-        node* tail = s.head;
-        const auto link = [&](node* to) {
-            tail->next = reinterpret_cast<std::uintptr_t>(to);
-            tail = to;
+        // 4. Link sentinels (one block: place i takes sentinel i - 1) and members in split
+        // order: each thread links a range of partitions (prefetching the members a few
+        // places ahead: they sit anywhere in the areas), then the ranges are stitched.
+        s.dir.reset(buckets, static_cast<std::int64_t>(count));
+        s.make_sentinel_block(buckets - 1);
+        struct piece {
+            node* first = nullptr;
+            node* last = nullptr;
         };
-        for (std::uint64_t i = 0; i < buckets; ++i) {
-            const std::uint64_t b = bucket_in_list_order(i, buckets);
-            if (b != 0) {
-                node* sentinel = list::new_sentinel(sentinel_so_key(b));
-                link(sentinel);
-                s.dir.set_sentinel(b, sentinel);
+        std::vector<piece> pieces(chunks);
+        constexpr std::uint64_t ahead = 8;
+        for_each_range(chunks, ps.parts(), [&](unsigned c, std::uint64_t p0, std::uint64_t p1) {
+            const std::uint64_t i0 = ps.first_place(p0), i1 = ps.first_place(p1);
+            node* tail = nullptr;
+            const auto link = [&](node* to) {
+                if (tail == nullptr)
+                    pieces[c].first = to;
+                else
+                    tail->next = reinterpret_cast<std::uintptr_t>(to);
+                tail = to;
+            };
+            for (std::uint64_t i = i0; i < i1; ++i) {
+                if (i + ahead < i1)
+                    for (std::size_t k = ps.begin(i + ahead); k < ps.end(i + ahead); ++k)
+                        __builtin_prefetch(sorted[k].n, 1);
+                const std::uint64_t b = bucket_in_list_order(i, buckets);
+                if (b != 0) {
+                    node* sentinel = s.sentinels.get() + (i - 1);
+                    sentinel->so_key = sentinel_so_key(b);
+                    link(sentinel);
+                    s.dir.set_sentinel(b, sentinel);
+                } else {
+                    link(s.head);
+                }
+                for (std::size_t j = ps.begin(i); j < ps.end(i); ++j) {
+                    sorted[j].n->so_key = sorted[j].so;
+                    link(sorted[j].n);
+                }
             }
-            for (std::size_t j = start[b]; j < start[b + 1]; ++j) {
-                sorted[j].n->so_key = sorted[j].so;
-                link(sorted[j].n);
-            }
-        }
-        tail->next = 0;
+            pieces[c].last = tail;
+        });
+        for (unsigned c = 0; c < chunks; ++c)
+            pieces[c].last->next = c + 1 < chunks ? reinterpret_cast<std::uintptr_t>(pieces[c + 1].first) : 0;
     }
 
     std::unique_ptr<state> state_;

@@ -18,7 +18,9 @@
 //   * remove only destroys a node whose state is INTEND_TO_DELETE or that it marked itself:
 //     the listing's loser would also destroy a node another thread is replacing;
 //   * reclamation by epochs (sync/epoch_domain.hpp): the thread whose trim CAS unlinks a
-//     node retires it; its reclaim frees its PNodes to the node store;
+//     node retires it; its reclaim frees its PNodes to the node store and the node itself
+//     (delete, or for a node of recovery's blocks, node_block, the reclaiming thread's
+//     spare list, which that thread's next insert takes from; blocks die with the list);
 //   * insert_or_assign (not in the paper), below;
 //   * a persistence policy P: `durable` (the algorithm) or `no_persistence`, the same list
 //     (nodes, states, helping, buckets, reclamation) with every PNode step compiled out: no
@@ -79,8 +81,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "ferrite/pmem/primitives.hpp"
 #include "ferrite/sets/node_store.hpp"
@@ -113,6 +118,7 @@ struct alignas(8) node {
     pnode* prev_pptr = nullptr;  // the PNode this node superseded, not yet deleted (owned)
     bool pvalidity = false;
     bool prev_validity = false;
+    bool in_block = false;  // allocated by list::node_block (recovery), not by new
 };
 
 struct durable {
@@ -142,9 +148,10 @@ public:
         domain_.reclaim_all();
         for (node_t* n = head_; n != nullptr;) {
             node_t* next = ptr(n->next.load(std::memory_order_relaxed));
-            delete n;
+            if (!n->in_block) delete n;
             n = next;
         }
+        // blocks_ frees the block nodes (linked or spare).
     }
     list(const list&) = delete;
     list& operator=(const list&) = delete;
@@ -295,20 +302,33 @@ public:
     node_t* head() const noexcept { return head_; }
     set_layout layout() const noexcept { return layout_; }
 
-    // A volatile member for a recovered PNode (state INSERTED once linked).
-    static node_t* recovered_node(pnode* p, std::uint64_t so_key, bool polarity) {
-        auto* n = new node_t;
-        n->key = io::key(p);
-        n->value = io::value(p);
-        n->so_key = so_key;
-        n->pptr = p;
-        n->pvalidity = polarity;
-        return n;
-    }
     static node_t* sentinel(std::uint64_t so_key) {
         auto* n = new node_t;
         n->so_key = so_key;
         return n;
+    }
+
+    // Recovery: `count` default nodes in one allocation (in_block set), owned by the list
+    // until it is destroyed; one new per block instead of one per recovered member or
+    // sentinel. A block node that is reclaimed or discarded goes to its thread's spare list,
+    // which make_node takes from before new. Thread-safe (recovery's scan threads).
+    node_t* node_block(std::size_t count) {
+        if (count == 0) return nullptr;
+        std::unique_ptr<node_t[]> block(new node_t[count]);
+        for (std::size_t i = 0; i < count; ++i) block[i].in_block = true;
+        node_t* first = block.get();
+        std::lock_guard g(blocks_mutex_);
+        if (!spare_) spare_.reset(new std::vector<node_t*>[sync::max_thread_ids]);
+        blocks_.push_back(std::move(block));
+        return first;
+    }
+    // A node no thread can reach any more (reclaimed, never published, or a dropped
+    // duplicate): a block node to the caller's spare list, any other deleted.
+    void release(node_t* n) {
+        if (n->in_block)
+            spare_[sync::this_thread_id()].push_back(n);
+        else
+            delete n;
     }
 
 private:
@@ -374,10 +394,8 @@ private:
         if constexpr (P::persistent) {
             if (st(n->next.load(std::memory_order_acquire)) == deleted) self->store_.free(as_line(n->pptr));
             if (n->prev_pptr != nullptr) self->store_.free(as_line(n->prev_pptr));
-        } else {
-            (void)self;
         }
-        delete n;
+        self->release(n);
     }
 
     // wait-free read (Listing 10), skipping dead nodes at the key (a replaced X is followed
@@ -402,7 +420,7 @@ private:
     node_t* make_node(const K& key, const V& value, std::uint64_t so_key) {
         pnode* p = nullptr;
         if constexpr (P::persistent) p = as_pnode(store_.allocate());
-        auto* n = new node_t;
+        node_t* n = take_spare();
         n->key = key;
         n->value = value;
         n->so_key = so_key;
@@ -416,7 +434,22 @@ private:
     void discard(node_t* n) {
         if (n == nullptr) return;
         if constexpr (P::persistent) store_.free(as_line(n->pptr));
-        delete n;
+        release(n);
+    }
+    // A fresh node: a spare block node of this thread (reset), else a new one.
+    node_t* take_spare() {
+        if (spare_) {
+            auto& mine = spare_[sync::this_thread_id()];
+            if (!mine.empty()) {
+                node_t* n = mine.back();
+                mine.pop_back();
+                n->next.store(0, std::memory_order_relaxed);
+                n->prev_pptr = nullptr;
+                n->prev_validity = false;
+                return n;
+            }
+        }
+        return new node_t;
     }
 
     // Listing 11 L30-33: create (the PP) then INTEND_TO_INSERT -> INSERTED (the LP).
@@ -479,6 +512,11 @@ private:
     set_layout layout_;
     node_t* head_;
     bucket_directory<node_t> dir_;
+    // Recovery's node blocks and the spare block nodes per thread id (spare_ is made with
+    // the first block, before any table operation; a thread touches its own entry only).
+    std::mutex blocks_mutex_;
+    std::vector<std::unique_ptr<node_t[]>> blocks_;
+    std::unique_ptr<std::vector<node_t*>[]> spare_;
     sync::epoch_domain domain_;  // last member: destroyed (reclaiming) before the store
 };
 

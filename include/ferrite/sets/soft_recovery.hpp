@@ -5,12 +5,18 @@
 //   1. scan (read only, in parallel over the areas: node_store::scan_parallel): every slot
 //      is validated (flags 0/1; a set superseded flag names a node slot of this store, by
 //      node_store::node_at) and classified: member, free (valid and deleted), invalid,
-//      superseded (valid, not deleted, its superseded_by target complete). Members get
-//      their volatile node (so_key recomputed from the key: never read from the media).
+//      superseded (valid, not deleted, its superseded_by target complete; node_at, a hash
+//      lookup, only for slots whose superseded flag is set). Members get their volatile
+//      node (so_key recomputed from the key: never read from the media), all of an area's
+//      from one block (list::node_block: one allocation per area instead of one per
+//      member; the list owns the blocks until it dies, and a block node that is reclaimed
+//      later goes to its thread's spare list for the next insert instead of delete).
 //      A damaged slot throws damaged_pool before anything is written.
-//   2. rebuild (split_order.hpp): bucket count for n, counting sort by bucket, sort inside
-//      each bucket, sentinels, links: O(n) for the hash layout; the list layout is one
-//      bucket, so one O(n log n) sort by key bytes. Two members at one position are the
+//   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n, the members
+//      sorted by list place in two cache-friendly counting passes (place_sort), sentinels
+//      from one block, each place's few members sorted and linked, ranges of places split
+//      over the recovery threads and stitched: O(n) for the hash layout; the list layout
+//      is one bucket, so one O(n log n) sort by key bytes. Two members at one position are the
 //      trace of an interrupted upsert whose new PNode completed before the old one was
 //      marked superseded (soft_list.hpp, "replace"): one is kept, the other dropped.
 //   3. writes: invalid PNodes normalised to "valid and deleted" (no write-back: the next
@@ -114,44 +120,57 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
     };
     std::mutex m;
     std::vector<part> parts;
-    auto drop_all = [&] {
-        for (auto& pt : parts)
-            for (node_t* n : pt.members) delete n;
-    };
     const bool hashed = l.layout() == set_layout::hash;
-    try {
-        store.scan_parallel(threads, [&](const area_view& a) {
-            part local;
-            try {
-                for (std::size_t i = 0; i < a.count; ++i) {
-                    auto* p = as_pnode(a.first + i);
-                    const auto v = classify<K, V>(p, store.pool_offset_of(a.first + i), locate);
-                    if (v == verdict::member) {
-                        const K key = io::key(p);
-                        const std::uint64_t so = hashed ? regular_so_key(hash_key(key)) : list_so_key;
-                        local.members.push_back(list<K, V>::recovered_node(p, so, p->valid_start != 0));
-                        continue;
-                    }
-                    local.dead.push_back(a.first + i);
-                    if (v == verdict::superseded) local.dead_superseded.push_back(p);
-                    if (v == verdict::invalid) local.invalid.push_back(p);
-                }
-            } catch (...) {
-                for (node_t* n : local.members) delete n;
-                throw;
+    store.scan_parallel(threads, [&](const area_view& a) {
+        part local;
+        std::vector<pnode*> found;
+        found.reserve(a.count);
+        for (std::size_t i = 0; i < a.count; ++i) {
+            auto* p = as_pnode(a.first + i);
+            const auto v = classify<K, V>(p, store.pool_offset_of(a.first + i), locate);
+            if (v == verdict::member) {
+                found.push_back(p);
+                continue;
             }
-            std::lock_guard g(m);
-            parts.push_back(std::move(local));
-        });
-    } catch (...) {
-        drop_all();
-        throw;
-    }
+            local.dead.push_back(a.first + i);
+            if (v == verdict::superseded) local.dead_superseded.push_back(p);
+            if (v == verdict::invalid) local.invalid.push_back(p);
+        }
+        // The area's members get their volatile nodes from one block (the list owns it,
+        // so nothing leaks if another area throws: nothing was written to the media).
+        node_t* block = l.node_block(found.size());
+        local.members.reserve(found.size());
+        for (std::size_t j = 0; j < found.size(); ++j) {
+            pnode* p = found[j];
+            node_t* n = block + j;
+            n->key = io::key(p);
+            n->value = io::value(p);
+            n->so_key = hashed ? regular_so_key(hash_key(n->key)) : list_so_key;
+            n->pptr = p;
+            n->pvalidity = p->valid_start != 0;
+            local.members.push_back(n);
+        }
+        std::lock_guard g(m);
+        parts.push_back(std::move(local));
+    });
     // Nothing was written so far; from here on nothing throws but allocation.
     recovery_report r;
     std::vector<node_t*> members;
     std::vector<node_line*> dead;
     std::vector<pnode*> to_delete, invalid;
+    {
+        std::size_t nm = 0, nd = 0, ns = 0, ni = 0;
+        for (const auto& pt : parts) {
+            nm += pt.members.size();
+            nd += pt.dead.size();
+            ns += pt.dead_superseded.size();
+            ni += pt.invalid.size();
+        }
+        members.reserve(nm);
+        dead.reserve(nd);
+        to_delete.reserve(ns);
+        invalid.reserve(ni);
+    }
     for (auto& pt : parts) {
         members.insert(members.end(), pt.members.begin(), pt.members.end());
         dead.insert(dead.end(), pt.dead.begin(), pt.dead.end());
@@ -163,28 +182,35 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
     r.invalid = invalid.size();
     r.free = dead.size() - r.superseded - r.invalid;
 
+    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size()) : 1;
     struct policy {
-        bool hashed;
-        std::vector<node_t*> dropped;
-        std::uint64_t hash(const node_t* n) const { return hashed ? hash_key(n->key) : 0; }
+        node_t* sentinels;  // block of buckets - 1 nodes: list-order place i takes sentinels[i - 1]
+        std::mutex dropped_mutex{};
+        std::vector<node_t*> dropped{};
         std::uint64_t so_key(const node_t* n) const { return n->so_key; }
         bool less(const node_t* a, const node_t* b) const {
             if (a->so_key != b->so_key) return a->so_key < b->so_key;
             return compare_keys(a->key, b->key) < 0;
         }
-        node_t* make_sentinel(std::uint64_t so) { return list<K, V>::sentinel(so); }
+        node_t* make_sentinel(std::uint64_t so, std::uint64_t i) {
+            node_t* n = sentinels + (i - 1);
+            n->so_key = so;
+            return n;
+        }
         void link(node_t* from, node_t* to) {
             from->next.store(list<K, V>::word(to, inserted), std::memory_order_relaxed);
         }
-        void drop_duplicate(node_t*, node_t* gone) { dropped.push_back(gone); }
-    } pol{hashed, {}};
-    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size()) : 1;
-    r.members = rebuild_split_ordered(l.directory(), l.head(), members, buckets, pol);
+        void drop_duplicate(node_t*, node_t* gone) {
+            std::lock_guard g(dropped_mutex);
+            dropped.push_back(gone);
+        }
+    } pol{l.node_block(buckets - 1)};
+    r.members = rebuild_split_ordered(l.directory(), l.head(), members, buckets, pol, threads);
     r.duplicates = pol.dropped.size();
     for (node_t* n : pol.dropped) {
         to_delete.push_back(n->pptr);
         dead.push_back(as_line(n->pptr));
-        delete n;
+        l.release(n);
     }
 
     for (pnode* p : invalid) normalise_dead(p);

@@ -32,7 +32,10 @@
 // list; they are never removed while the table lives.
 //
 // Crash consistency: nothing here is persistent. A crash loses the directory and the
-// sentinels; recovery rebuilds them from the members (rebuild_split_ordered below).
+// sentinels; recovery rebuilds them from the members (rebuild_split_ordered below): a
+// two-level counting sort of the members by their place in list order (place_sort, the
+// top log2(buckets) bits of the so-key), then sentinels and links written in list order by
+// up to `recovery_threads` threads over contiguous ranges of places, stitched at the end.
 #pragma once
 
 #include <algorithm>
@@ -42,8 +45,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -325,59 +331,191 @@ inline std::uint64_t bucket_in_list_order(std::uint64_t i, std::uint64_t buckets
     return reverse_bits(i) >> (64 - width);
 }
 
+// Recovery helper: runs fn(chunk, begin, end) for `chunks` contiguous ranges splitting
+// [0, count), chunk 0 on the caller and the others on their own threads; rethrows the first
+// exception after all have joined. chunks <= 1 runs fn(0, 0, count) on the caller.
+template <class Fn>
+void for_each_range(unsigned chunks, std::uint64_t count, Fn&& fn) {
+    if (chunks <= 1) {
+        fn(0u, std::uint64_t{0}, count);
+        return;
+    }
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto run = [&](unsigned c) {
+        try {
+            fn(c, count * c / chunks, count * (c + 1) / chunks);
+        } catch (...) {
+            std::lock_guard g(error_mutex);
+            if (!error) error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> workers;
+    workers.reserve(chunks - 1);
+    try {
+        for (unsigned c = 1; c < chunks; ++c) workers.emplace_back(run, c);
+    } catch (...) {
+        for (auto& w : workers) w.join();
+        throw;
+    }
+    run(0);
+    for (auto& w : workers) w.join();
+    if (error) std::rethrow_exception(error);
+}
+
+// How many threads a recovery phase over `buckets` buckets cut into `parts` pieces uses:
+// `threads` (0 = hardware concurrency), at most one per piece and one per 4096 buckets (a
+// thread costs more than a small table).
+inline unsigned recovery_chunks(unsigned threads, std::uint64_t buckets, std::uint64_t parts) noexcept {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads, buckets / 4096, parts})));
+}
+
+// Recovery: items (members, in any order) sorted by their place in list order among
+// `buckets` buckets, place(item) = the top log2(buckets) bits of its so-key (a regular
+// so_key is reverse_bits(hash) | 1, so these are its bucket's bits reversed). A two-level
+// counting sort, both levels cache friendly: the constructor splits the items into `parts`
+// partitions of consecutive places (a histogram small enough for the L1 cache; one pass to
+// count, one to scatter), then sort_partition(p) sorts partition p by place with a count
+// array of buckets / parts entries. Partitions are independent: threads may sort distinct
+// ones at once. Place i's items are then sorted[start[i], end(i)), in scan order.
+template <class T, class Place>
+class place_sort {
+public:
+    place_sort(const std::vector<T>& items, std::uint64_t buckets, Place place)
+        : place_(place), width_(static_cast<unsigned>(std::bit_width(buckets)) - 1),
+          part_bits_(width_ > 11 ? std::min(width_ - 11, 12u) : 0), part_shift_(width_ - part_bits_),
+          parts_(std::uint64_t{1} << part_bits_), part_start_(parts_ + 1, 0), by_part_(items.size()),
+          start_(buckets, 0), sorted_(items.size()) {
+        for (const T& x : items) ++part_start_[part_of(x) + 1];
+        for (std::uint64_t p = 0; p < parts_; ++p) part_start_[p + 1] += part_start_[p];
+        std::vector<std::size_t> fill(part_start_.begin(), part_start_.end() - 1);
+        for (const T& x : items) by_part_[fill[part_of(x)]++] = x;
+    }
+    std::uint64_t parts() const noexcept { return parts_; }
+    // Places [first_place(p), first_place(p + 1)) make partition p.
+    std::uint64_t first_place(std::uint64_t p) const noexcept { return p << part_shift_; }
+    // Writes start[] of partition p's places only (its end is part_start[p + 1]).
+    void sort_partition(std::uint64_t p) {
+        const std::uint64_t i0 = first_place(p), i1 = first_place(p + 1);
+        for (std::size_t k = part_start_[p]; k < part_start_[p + 1]; ++k) ++start_[place_of(by_part_[k])];
+        std::size_t at = part_start_[p];
+        for (std::uint64_t i = i0; i < i1; ++i) {
+            const std::size_t count = start_[i];
+            start_[i] = at;
+            at += count;
+        }
+        for (std::size_t k = part_start_[p]; k < part_start_[p + 1]; ++k)
+            sorted_[start_[place_of(by_part_[k])]++] = by_part_[k];  // start[i] moves to place i's end
+        for (std::uint64_t i = i1 - 1; i > i0; --i) start_[i] = start_[i - 1];
+        start_[i0] = part_start_[p];
+    }
+    // Place i's items (partition of i sorted): [begin(i), end(i)).
+    std::size_t begin(std::uint64_t i) const noexcept { return start_[i]; }
+    std::size_t end(std::uint64_t i) const noexcept {
+        const std::uint64_t next = i + 1;
+        return (next & ((std::uint64_t{1} << part_shift_) - 1)) == 0 ? part_start_[next >> part_shift_] : start_[next];
+    }
+    std::vector<T>& sorted() noexcept { return sorted_; }
+
+private:
+    std::uint64_t place_of(const T& x) const { return width_ == 0 ? 0 : place_(x) >> (64 - width_); }
+    std::uint64_t part_of(const T& x) const { return place_of(x) >> part_shift_; }
+
+    Place place_;  // the so-key of an item
+    unsigned width_, part_bits_, part_shift_;
+    std::uint64_t parts_;
+    std::vector<std::size_t> part_start_;
+    std::vector<T> by_part_;
+    std::vector<std::size_t> start_;
+    std::vector<T> sorted_;
+};
+
 // Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
 // one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
 // a traversal from the head. Policy:
-//   std::uint64_t hash(const Node*)            (0 for the list layout)
-//   std::uint64_t so_key(const Node*)
+//   std::uint64_t so_key(const Node*)          (the member's so-key, recomputed from its key)
 //   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
-//   Node* make_sentinel(std::uint64_t so_key)  (a new volatile sentinel)
+//   Node* make_sentinel(std::uint64_t so_key, std::uint64_t i)
+//                                              (a volatile sentinel; i in [1, buckets) is its
+//                                              place in list order, distinct per call, so the
+//                                              policy may take it from a preallocated block)
 //   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
 //   optional: void drop_duplicate(Node* kept, Node* dropped)
 //             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
 //             `dropped` is not linked; without this member duplicates are linked as found)
 // head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
 // and its count to the members linked. Returns that count.
+//
+// Work: place_sort's first level on the caller (two sequential passes over `members`);
+// then the partitions are cut into up to `threads` contiguous ranges (recovery_chunks),
+// each handled by its own thread: sort its partitions by place, then for each place in
+// list order its sentinel, the sort of its few members, the links; the members a few places
+// ahead are prefetched (they sit anywhere in memory, and each link is a store into one).
+// The ranges are stitched end to start. Every range but the first starts with a sentinel,
+// so duplicates (equal neighbours inside one bucket) never straddle two ranges.
+// make_sentinel, link and drop_duplicate are called from several threads at once (on
+// distinct nodes); set_sentinel on distinct buckets (segment allocation is a CAS).
 template <class Node, class Policy>
 std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
-                           std::uint64_t buckets, Policy& policy) {
-    // Counting sort by bucket: O(n + buckets).
-    std::vector<std::size_t> start(buckets + 1, 0);
-    const std::uint64_t mask = buckets - 1;
-    for (Node* n : members) ++start[(policy.hash(n) & mask) + 1];
-    for (std::uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-    std::vector<Node*> sorted(members.size());
-    {
-        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-        for (Node* n : members) sorted[fill[policy.hash(n) & mask]++] = n;
-    }
-    Node* tail = head;
-    std::size_t linked = 0;
-    for (std::uint64_t i = 0; i < buckets; ++i) {
-        const std::uint64_t b = bucket_in_list_order(i, buckets);
-        if (b != 0) {
-            Node* s = policy.make_sentinel(sentinel_so_key(b));
-            policy.link(tail, s);
-            dir.set_sentinel(b, s);
-            tail = s;
-        }
-        auto first = sorted.begin() + static_cast<std::ptrdiff_t>(start[b]);
-        auto last = sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
-        std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
-        for (auto it = first; it != last; ++it) {
-            if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
-                if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
-                    !policy.less(tail, *it) && !policy.less(*it, tail)) {
-                    policy.drop_duplicate(tail, *it);
-                    continue;
-                }
+                                  std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
+    auto so_key = [&policy](Node* n) { return policy.so_key(n); };
+    place_sort<Node*, decltype(so_key)> ps(members, buckets, so_key);
+    const std::uint64_t parts = ps.parts();
+    std::vector<Node*>& sorted = ps.sorted();
+    struct piece {
+        Node* first = nullptr;
+        Node* last = nullptr;
+        std::size_t linked = 0;
+    };
+    const unsigned chunks = recovery_chunks(threads, buckets, parts);
+    std::vector<piece> pieces(chunks);
+    constexpr std::uint64_t ahead = 8;  // places prefetched ahead of the one being linked
+    for_each_range(chunks, parts, [&](unsigned c, std::uint64_t p0, std::uint64_t p1) {
+        for (std::uint64_t p = p0; p < p1; ++p) ps.sort_partition(p);
+        piece& pc = pieces[c];
+        Node* tail = nullptr;
+        const auto append = [&](Node* n) {
+            if (tail == nullptr)
+                pc.first = n;
+            else
+                policy.link(tail, n);
+            tail = n;
+        };
+        const std::uint64_t i0 = ps.first_place(p0), i1 = ps.first_place(p1);
+        for (std::uint64_t i = i0; i < i1; ++i) {
+            if (i + ahead < i1)
+                for (std::size_t k = ps.begin(i + ahead); k < ps.end(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
+            const std::uint64_t b = bucket_in_list_order(i, buckets);
+            if (b != 0) {
+                Node* s = policy.make_sentinel(sentinel_so_key(b), i);
+                dir.set_sentinel(b, s);
+                append(s);
+            } else {
+                append(head);
             }
-            policy.link(tail, *it);
-            tail = *it;
-            ++linked;
+            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(i));
+            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(i));
+            std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
+            for (auto it = first; it != last; ++it) {
+                if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
+                    if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
+                        !policy.less(tail, *it) && !policy.less(*it, tail)) {
+                        policy.drop_duplicate(tail, *it);
+                        continue;
+                    }
+                }
+                append(*it);
+                ++pc.linked;
+            }
         }
+        pc.last = tail;
+    });
+    std::size_t linked = 0;
+    for (unsigned c = 0; c < chunks; ++c) {
+        linked += pieces[c].linked;
+        policy.link(pieces[c].last, c + 1 < chunks ? pieces[c + 1].first : nullptr);
     }
-    policy.link(tail, nullptr);
     dir.reset(buckets, static_cast<std::int64_t>(linked));
     return linked;
 }

@@ -295,6 +295,30 @@ TEST_F(LinkfreeHash, GrowsWhileInsertingAndRecoversAtTheSizeOfItsContents) {
     EXPECT_EQ(members(t), model);
 }
 
+TEST_F(LinkfreeHash, RecoveryOnSeveralThreadsRebuildsTheSameTable) {
+    // 40000 keys: 32768 buckets in 16 partitions, sorted, checked and linked in 2 and 3
+    // ranges stitched together; the table goes on growing after each rebuild.
+    std::set<u64> model;
+    {
+        auto t = create<set_table>(set_layout::hash);
+        for (u64 k = 0; k < 40000; ++k) t.insert(k * 2654435761u), model.insert(k * 2654435761u);
+    }
+    for (unsigned threads : {2u, 3u, 1u}) {
+        auto o = set_table::options{};
+        o.recovery_threads = threads;
+        auto t = restart<set_table>(set_layout::hash, o);
+        EXPECT_EQ(t.bucket_count(), recovered_bucket_count(model.size())) << threads;
+        EXPECT_EQ(members(t), model);
+        for (u64 k = 0; k < 40000; k += 97) EXPECT_TRUE(t.contains(k * 2654435761u));
+        for (u64 k = 0; k < 2000; ++k) {
+            const u64 key = (1000000 + 3 * k + threads) * 2654435761u;
+            EXPECT_TRUE(t.insert(key));
+            model.insert(key);
+        }
+        EXPECT_EQ(members(t), model);
+    }
+}
+
 TEST_F(LinkfreeHash, AnEmptySetRecoversEmpty) {
     { auto t = create<set_table>(set_layout::hash); }
     auto t = restart<set_table>(set_layout::hash);

@@ -292,6 +292,39 @@ TEST_F(SoftHash, GrowsFromOneBucketTo100kKeysAndRebuildsAtTheRightSize) {
     EXPECT_EQ(n, 100000u);
 }
 
+TEST_F(SoftHash, RecoveryOnSeveralThreadsRebuildsTheSameTableAndReusesItsNodes) {
+    // 40000 keys: 32768 buckets in 16 partitions, linked in 2 and 3 stitched ranges; then
+    // erasures reclaim recovery's block nodes to the spare lists and inserts take them back.
+    std::map<std::uint64_t, std::uint64_t> model;
+    {
+        auto t = create<u64_map>(set_layout::hash);
+        for (std::uint64_t k = 0; k < 40000; ++k) {
+            ASSERT_TRUE(t.insert(k * 2654435761u, k));
+            model[k * 2654435761u] = k;
+        }
+    }
+    for (unsigned threads : {2u, 3u, 1u}) {
+        u64_map::options o;
+        o.recovery_threads = threads;
+        auto t = open<u64_map>(set_layout::hash, o);
+        EXPECT_EQ(t.last_recovery().members, model.size()) << threads;
+        EXPECT_EQ(t.bucket_count(), recovered_bucket_count(model.size()));
+        expect_same(t, model);
+        const std::uint64_t base = 1000000 + threads;
+        for (std::uint64_t k = threads; k < 40000; k += 5) {
+            ASSERT_TRUE(t.erase(k * 2654435761u));
+            model.erase(k * 2654435761u);
+        }
+        for (std::uint64_t k = 0; k < 3000; ++k) {
+            ASSERT_TRUE(t.insert((base + 4 * k) * 2654435761u, k));
+            model[(base + 4 * k) * 2654435761u] = k;
+            ASSERT_FALSE(t.insert_or_assign((base + 4 * k) * 2654435761u, k + 1));
+            model[(base + 4 * k) * 2654435761u] = k + 1;
+        }
+        expect_same(t, model);
+    }
+}
+
 TEST_F(SoftHash, OpenRefusesALayoutOrTypeItWasNotMadeWith) {
     { auto t = create<u64_set>(set_layout::hash); t.insert(1); }
     EXPECT_THROW(open<u64_set>(set_layout::list), pool_error);

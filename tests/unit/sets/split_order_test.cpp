@@ -257,7 +257,7 @@ struct rebuild_policy {
     bool less(const tnode* a, const tnode* b) const {
         return tlist::cmp(a, b->so_key, &b->key) < 0;
     }
-    tnode* make_sentinel(std::uint64_t so) {
+    tnode* make_sentinel(std::uint64_t so, std::uint64_t /*place*/) {
         auto* n = new tnode;
         n->so_key = so;
         return n;
@@ -266,12 +266,15 @@ struct rebuild_policy {
 };
 
 TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
-    for (std::size_t n : {0u, 1u, 2u, 7u, 1000u, 5000u}) {
+    // 5000 and 17000 members: two-level counting sort with 2 and 8 partitions; threads 2
+    // and 3 link 17000 members (16384 buckets) in 2 and 3 ranges stitched together.
+    for (auto [n, threads] : std::vector<std::pair<std::size_t, unsigned>>{
+             {0, 1}, {1, 1}, {2, 1}, {7, 2}, {1000, 1}, {5000, 1}, {5000, 2}, {17000, 2}, {17000, 3}}) {
         tset t({true, 1, 2});
         std::vector<tnode*> members;
         std::mt19937_64 rng(n);
         std::set<std::uint64_t> keys;
-        while (keys.size() < n) keys.insert(rng() % 100000);
+        while (keys.size() < n) keys.insert(rng() % 10000000);
         for (auto k : keys) {
             auto* m = new tnode;
             m->key = k;
@@ -281,7 +284,7 @@ TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
         std::shuffle(members.begin(), members.end(), rng);
         const auto buckets = recovered_bucket_count(n);
         rebuild_policy p;
-        EXPECT_EQ(rebuild_split_ordered(t.dir, &t.list.head, members, buckets, p), n);
+        EXPECT_EQ(rebuild_split_ordered(t.dir, &t.list.head, members, buckets, p, threads), n);
         EXPECT_EQ(t.dir.bucket_count(), buckets);
         EXPECT_EQ(t.dir.size(), n);
         for (std::uint64_t b = 0; b < buckets; ++b) ASSERT_NE(t.dir.sentinel_if_initialised(b), nullptr);
@@ -289,7 +292,8 @@ TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
         for (auto k : keys) ASSERT_TRUE(t.contains(k));
         EXPECT_EQ(t.list.sentinels_made.load(), 0) << "no lazy initialisation needed after a rebuild";
         // the table keeps working and growing after the rebuild
-        for (std::uint64_t k = 200000; k < 200000 + 3 * n + 10; ++k) ASSERT_TRUE(t.insert(k));
+        const std::uint64_t more = 3 * std::min<std::uint64_t>(n, 5000) + 10;
+        for (std::uint64_t k = 20000000; k < 20000000 + more; ++k) ASSERT_TRUE(t.insert(k));
         t.check_structure();
     }
 }
