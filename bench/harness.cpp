@@ -49,6 +49,71 @@ private:
     std::uint64_t state_;
 };
 
+// A worker's operations from its stream, every one in about `latency_every` timed into the
+// histogram the caller names (the main loop's and set-growth's phases share it).
+class sampled_ops {
+public:
+    sampled_ops(subject& subj, unsigned tid, op_stream& stream, std::uint32_t every, std::uint64_t seed) noexcept
+        : subj_(subj), tid_(tid), stream_(stream), gaps_(every, tid, seed), until_sample_(gaps_.next()) {}
+    void run_next(latency_histogram& into) {
+        const auto s = stream_.next();
+        if (--until_sample_ != 0) [[likely]] {
+            subj_.run(tid_, s.o, s.a, s.b);
+            return;
+        }
+        until_sample_ = gaps_.next();
+        const auto t0 = clock::now();
+        subj_.run(tid_, s.o, s.a, s.b);
+        const auto t1 = clock::now();
+        into.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    }
+
+private:
+    subject& subj_;
+    unsigned tid_;
+    op_stream& stream_;
+    sample_gaps gaps_;
+    std::uint64_t until_sample_;
+};
+
+// Starts `threads` workers together: each calls arrived() once set up (false: a worker could
+// not be started, run nothing); spawn() returns when every worker has arrived (a failed spawn
+// cancels, releases and joins the others, then rethrows); release() lets them go.
+class start_gate {
+public:
+    bool arrived() {
+        ready_.fetch_add(1, std::memory_order_acq_rel);
+        ready_.notify_all();
+        go_.wait(false, std::memory_order_acquire);
+        return !cancelled_.load(std::memory_order_acquire);
+    }
+    template <class Body>
+    std::vector<std::thread> spawn(unsigned threads, Body& body) {
+        std::vector<std::thread> workers;
+        workers.reserve(threads);
+        try {
+            for (unsigned t = 0; t < threads; ++t) workers.emplace_back(body, t);
+        } catch (...) {
+            cancelled_.store(true, std::memory_order_release);
+            release();
+            for (auto& th : workers) th.join();
+            throw;
+        }
+        for (unsigned r; (r = ready_.load(std::memory_order_acquire)) < threads;)
+            ready_.wait(r, std::memory_order_acquire);
+        return workers;
+    }
+    void release() {
+        go_.store(true, std::memory_order_release);
+        go_.notify_all();
+    }
+
+private:
+    std::atomic<unsigned> ready_{0};
+    std::atomic<bool> go_{false};
+    std::atomic<bool> cancelled_{false};
+};
+
 std::string op_list(const std::vector<op>& ops) {
     std::string s;
     for (op o : ops) {
@@ -185,9 +250,7 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
         std::exception_ptr steady_failure;
     };
     std::vector<growth_slot> slots(threads);
-    std::atomic<unsigned> ready{0};
-    std::atomic<bool> go{false};
-    std::atomic<bool> cancelled{false};
+    start_gate gate;
     std::atomic<unsigned> grown{0};  // workers past the growth phase
 
     auto body = [&](unsigned tid) {
@@ -200,31 +263,14 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
             attached = false;
         }
         op_stream stream(w, tid, cfg.seed + rep, start_keys, key_options_for(cfg, w));
-        sample_gaps gaps(cfg.latency_every, tid, cfg.seed + rep);
-        std::uint64_t until_sample = gaps.next();
-        auto insert = [&](latency_histogram& into) {
-            const auto s = stream.next();  // an insert of this thread's next new key
-            if (--until_sample != 0) [[likely]] {
-                subj->run(tid, s.o, s.a, s.b);
-                return;
-            }
-            until_sample = gaps.next();
-            const auto t0 = clock::now();
-            subj->run(tid, s.o, s.a, s.b);
-            const auto t1 = clock::now();
-            into.record(static_cast<std::uint64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-        };
+        sampled_ops inserts(*subj, tid, stream, cfg.latency_every, cfg.seed + rep);  // this thread's new keys
         const std::uint64_t share = to_insert / threads + (tid < to_insert % threads ? 1 : 0);
         const auto before = pmem::thread_counters();
-        ready.fetch_add(1, std::memory_order_acq_rel);
-        ready.notify_all();
-        go.wait(false, std::memory_order_acquire);
-        if (cancelled.load(std::memory_order_acquire)) return;
+        if (!gate.arrived()) return;
         std::uint64_t n = 0;
         if (attached) {
             try {
-                for (; n < share; ++n) insert(slot.growth.latency);
+                for (; n < share; ++n) inserts.run_next(slot.growth.latency);
             } catch (...) {
                 slot.growth.failure = std::current_exception();
             }
@@ -242,7 +288,7 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
             try {
                 for (std::uint64_t j = 0; j < cfg.ops_per_thread; ++j) {
                     subj->run(tid, op::erase, new_key_of(tid, j), 0);  // the oldest of its own keys
-                    insert(slot.steady);
+                    inserts.run_next(slot.steady);
                 }
             } catch (...) {
                 slot.steady_failure = std::current_exception();
@@ -256,24 +302,9 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
         }
     };
 
-    std::vector<std::thread> workers;
-    workers.reserve(threads);
-    auto release = [&] {
-        go.store(true, std::memory_order_release);
-        go.notify_all();
-    };
-    try {
-        for (unsigned t = 0; t < threads; ++t) workers.emplace_back(body, t);
-    } catch (...) {
-        cancelled.store(true, std::memory_order_release);
-        release();
-        for (auto& th : workers) th.join();
-        throw;
-    }
-    for (unsigned r; (r = ready.load(std::memory_order_acquire)) < threads;)
-        ready.wait(r, std::memory_order_acquire);
+    auto workers = gate.spawn(threads, body);
     const auto start = clock::now();
-    release();
+    gate.release();
     for (auto& th : workers) th.join();
 
     rep_result r;
@@ -303,10 +334,8 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
     const auto subj = make_subject(entry, w, threads, cfg, initial);
 
     std::vector<worker_slot> slots(threads);
-    std::atomic<unsigned> ready{0};
-    std::atomic<bool> go{false};
+    start_gate gate;
     std::atomic<bool> stop{false};
-    std::atomic<bool> cancelled{false};  // a worker could not be started: run nothing
     const bool timed = cfg.seconds.has_value();
 
     auto body = [&](unsigned tid) {
@@ -319,26 +348,10 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
             attached = false;
         }
         op_stream stream(w, tid, cfg.seed + rep, initial, key_options_for(cfg, w));
-        sample_gaps gaps(cfg.latency_every, tid, cfg.seed + rep);
-        std::uint64_t until_sample = gaps.next();
-        auto one_op = [&] {
-            const auto s = stream.next();
-            if (--until_sample != 0) [[likely]] {
-                subj->run(tid, s.o, s.a, s.b);
-                return;
-            }
-            until_sample = gaps.next();
-            const auto t0 = clock::now();
-            subj->run(tid, s.o, s.a, s.b);
-            const auto t1 = clock::now();
-            slot.latency.record(static_cast<std::uint64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-        };
+        sampled_ops ops(*subj, tid, stream, cfg.latency_every, cfg.seed + rep);
+        auto one_op = [&] { ops.run_next(slot.latency); };
         const auto before = pmem::thread_counters();
-        ready.fetch_add(1, std::memory_order_acq_rel);
-        ready.notify_all();
-        go.wait(false, std::memory_order_acquire);
-        if (!attached || cancelled.load(std::memory_order_acquire)) return;
+        if (!gate.arrived() || !attached) return;
         std::uint64_t n = 0;
         try {
             if (!timed) {
@@ -361,25 +374,10 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
         }
     };
 
-    std::vector<std::thread> workers;
-    workers.reserve(threads);
-    auto release = [&] {
-        go.store(true, std::memory_order_release);
-        go.notify_all();
-    };
-    try {
-        for (unsigned t = 0; t < threads; ++t) workers.emplace_back(body, t);
-    } catch (...) {
-        cancelled.store(true, std::memory_order_release);
-        release();
-        for (auto& th : workers) th.join();
-        throw;
-    }
-    for (unsigned r; (r = ready.load(std::memory_order_acquire)) < threads;)
-        ready.wait(r, std::memory_order_acquire);
+    auto workers = gate.spawn(threads, body);
     const auto stats_before = subj->combining_stats();
     const auto start = clock::now();
-    release();
+    gate.release();
     if (timed) {
         std::this_thread::sleep_until(start + std::chrono::duration<double>(*cfg.seconds));
         stop.store(true, std::memory_order_relaxed);
