@@ -29,19 +29,7 @@ void check_soft(const std::byte* base, const std::vector<std::uint64_t>& areas, 
     for (const auto a : areas)
         for (std::uint64_t at = a + node_size; at < a + area_bytes; at += node_size) {
             const auto f = soft::read_flags(reinterpret_cast<const soft::pnode*>(base + at));
-            const auto fail = [&](const std::string& what) {
-                throw_damaged(pool_errc::damaged_object, "soft set", "",
-                              "the PNode at pool offset " + std::to_string(at) + " " + what +
-                                  "; the set cannot be opened (restore the pool from a copy)");
-            };
-            if (!f.well_formed())
-                fail("has flags " + std::to_string(f.valid_start) + "/" + std::to_string(f.valid_end) + "/" +
-                     std::to_string(f.deleted) + "/" + std::to_string(f.superseded) + ", not 0 or 1");
-            if (f.superseded == 0) continue;
-            const std::uint64_t target = f.superseded_by & ~std::uint64_t{1};
-            if (!is_slot(areas, area_bytes, target))
-                fail("is superseded by offset " + std::to_string(target) + ", which is no node slot of this set");
-            if (target == at) fail("is superseded by itself");
+            soft::checked_supersede_target(f, at, [&](std::uint64_t off) { return is_slot(areas, area_bytes, off); });
         }
 }
 

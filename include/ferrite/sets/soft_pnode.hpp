@@ -35,8 +35,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
+#include "ferrite/error.hpp"
 #include "ferrite/pmem/primitives.hpp"
 #include "ferrite/sets/node_store.hpp"
 #include "ferrite/sets/split_order.hpp"
@@ -91,6 +93,30 @@ struct pnode_flags {
 inline pnode_flags read_flags(const pnode* p) noexcept {
     return {detail::load8(p->valid_start), detail::load8(p->valid_end), detail::load8(p->deleted),
             detail::load8(p->superseded), detail::load64(p->superseded_by)};
+}
+
+[[noreturn]] inline void damaged_pnode(std::uint64_t at, const std::string& what) {
+    throw_damaged(pool_errc::damaged_object, "soft set", "",
+                  "the PNode at pool offset " + std::to_string(at) + " " + what +
+                      "; the set cannot be opened (restore the pool from a copy)");
+}
+
+// The rules every PNode slot passes before recovery uses it, typed (soft_recovery.hpp
+// classify) or not (node_check.cpp, for `pool check`): each flag byte 0 or 1; a superseded
+// PNode names, less its polarity bit, a node slot of this set other than itself.
+// `is_slot(offset)` says whether an offset is a node slot. `at`: this PNode's pool offset.
+// Returns the target's offset (0: not superseded); damaged_pnode otherwise.
+template <class IsSlot>
+std::uint64_t checked_supersede_target(const pnode_flags& f, std::uint64_t at, IsSlot&& is_slot) {
+    if (!f.well_formed())
+        damaged_pnode(at, "has flags " + std::to_string(f.valid_start) + "/" + std::to_string(f.valid_end) + "/" +
+                              std::to_string(f.deleted) + "/" + std::to_string(f.superseded) + ", not 0 or 1");
+    if (f.superseded == 0) return 0;
+    const std::uint64_t target = f.superseded_by & ~std::uint64_t{1};
+    if (!is_slot(target))
+        damaged_pnode(at, "is superseded by offset " + std::to_string(target) + ", which is no node slot of this set");
+    if (target == at) damaged_pnode(at, "is superseded by itself");
+    return target;
 }
 
 template <class K, class V>

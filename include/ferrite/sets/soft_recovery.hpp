@@ -66,27 +66,12 @@ enum class verdict { member, free, invalid, superseded };
 // Finds a node slot by pool offset (nullptr: not a slot of this set).
 using slot_locator = std::function<const pnode*(std::uint64_t pool_offset)>;
 
-[[noreturn]] inline void damaged_pnode(std::uint64_t at, const std::string& what) {
-    throw_damaged(pool_errc::damaged_object, "soft set", "",
-                  "the PNode at pool offset " + std::to_string(at) + " " + what +
-                      "; the set cannot be opened (restore the pool from a copy)");
-}
-
 // Validates one slot and says what it is. `at` is its pool offset (for messages).
 template <class K, class V>
 verdict classify(const pnode* p, std::uint64_t at, const slot_locator& locate) {
     const auto f = read_flags(p);
-    if (!f.well_formed())
-        damaged_pnode(at, "has flags " + std::to_string(f.valid_start) + "/" + std::to_string(f.valid_end) + "/" +
-                              std::to_string(f.deleted) + "/" + std::to_string(f.superseded) + ", not 0 or 1");
     const pnode* target = nullptr;
-    if (f.superseded != 0) {
-        target = locate(f.superseded_by & ~std::uint64_t{1});
-        if (target == nullptr)
-            damaged_pnode(at, "is superseded by offset " + std::to_string(f.superseded_by & ~std::uint64_t{1}) +
-                                  ", which is no node slot of this set");
-        if (target == p) damaged_pnode(at, "is superseded by itself");
-    }
+    checked_supersede_target(f, at, [&](std::uint64_t off) { return (target = locate(off)) != nullptr; });
     if (!f.valid()) return verdict::invalid;
     if (f.deleted == f.valid_start) return verdict::free;
     if (target != nullptr) {
