@@ -40,19 +40,12 @@ void check_linkfree(const std::byte* base, const std::vector<std::uint64_t>& are
         for (std::uint64_t at = a + node_size, index = 0; at < a + area_bytes; at += node_size, ++index) {
             const std::byte* n = base + at;
             const auto v1 = static_cast<std::uint8_t>(n[0]), v2 = static_cast<std::uint8_t>(n[1]);
-            if (v1 > 1 || v2 > 1)
-                throw_damaged(pool_errc::damaged_object, "link-free set", "",
-                              "node " + std::to_string(index) + " of the area at pool offset " + std::to_string(a) +
-                                  " has validity bits " + std::to_string(v1) + "/" + std::to_string(v2) +
-                                  " (each must be 0 or 1)");
+            check_validity_bits(v1, v2, a, index);
             std::uint64_t next = 0;
             std::memcpy(&next, n + linkfree_next_offset, sizeof next);
             if (v1 != v2 || (next & linkfree_mark) != 0) continue;  // not a member
             const std::string_view key(reinterpret_cast<const char*>(n + linkfree_key_offset), key_size);
-            if (const auto [it, fresh] = members.emplace(key, at); !fresh)
-                throw_damaged(pool_errc::damaged_object, "link-free set", "",
-                              "two member nodes (pool offsets " + std::to_string(it->second) + " and " +
-                                  std::to_string(at) + ") hold the same key");
+            if (const auto [it, fresh] = members.emplace(key, at); !fresh) duplicate_members(it->second, at);
         }
 }
 

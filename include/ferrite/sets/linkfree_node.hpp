@@ -48,8 +48,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
+#include "ferrite/error.hpp"
 #include "ferrite/pmem/primitives.hpp"
 #include "ferrite/sets/node_store.hpp"
 #include "ferrite/sets/split_order.hpp"
@@ -60,6 +62,22 @@ inline constexpr std::uintptr_t linkfree_mark = 1;
 // Where next and the key lie in every linkfree_node (read without K and V by node_check.cpp).
 inline constexpr std::size_t linkfree_next_offset = 8;
 inline constexpr std::size_t linkfree_key_offset = 24;
+
+// The damage link-free recovery (linkfree_table.hpp) and the untyped node check
+// (node_check.cpp, for `pool check`) refuse, with one wording: validity bits other than 0
+// or 1, and two member nodes (valid, unmarked) of one key.
+inline void check_validity_bits(std::uint8_t v1, std::uint8_t v2, std::uint64_t area_offset, std::size_t index) {
+    if (v1 > 1 || v2 > 1)
+        throw_damaged(pool_errc::damaged_object, "link-free set", "",
+                      "node " + std::to_string(index) + " of the area at pool offset " + std::to_string(area_offset) +
+                          " has validity bits " + std::to_string(v1) + "/" + std::to_string(v2) +
+                          " (each must be 0 or 1)");
+}
+[[noreturn]] inline void duplicate_members(std::uint64_t first, std::uint64_t second) {
+    throw_damaged(pool_errc::damaged_object, "link-free set", "",
+                  "two member nodes (pool offsets " + std::to_string(first) + " and " + std::to_string(second) +
+                      ") hold the same key");
+}
 
 template <class K, class V>
 struct alignas(node_size) linkfree_node {

@@ -305,17 +305,11 @@ private:
 
     // Validity bits are 0 or 1 on the media (flipV1 and makeValid write nothing else).
     static void check_bits(node* n, std::uint64_t area_offset, std::size_t index) {
-        if (n->v1 > 1 || n->v2 > 1)
-            throw_damaged(pool_errc::damaged_object, "link-free set", "",
-                          "node " + std::to_string(index) + " of the area at pool offset " +
-                              std::to_string(area_offset) + " has validity bits " + std::to_string(n->v1) + "/" +
-                              std::to_string(n->v2) + " (each must be 0 or 1)");
+        check_validity_bits(n->v1, n->v2, area_offset, index);
     }
     [[noreturn]] static void duplicate(const std::byte* base, node* a, node* b) {
-        throw_damaged(pool_errc::damaged_object, "link-free set", "",
-                      "two member nodes (pool offsets " +
-                          std::to_string(reinterpret_cast<const std::byte*>(a) - base) + " and " +
-                          std::to_string(reinterpret_cast<const std::byte*>(b) - base) + ") hold the same key");
+        duplicate_members(static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(a) - base),
+                          static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(b) - base));
     }
 
     // Recovery (see the header): read-only validation and collection, then the writes.
