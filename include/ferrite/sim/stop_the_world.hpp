@@ -26,7 +26,10 @@ namespace ferrite::sim {
 
 class world_stopper {
 public:
-    explicit world_stopper(unsigned workers);
+    // A worker that has not parked after `resend_every` polling rounds of stop() is signalled
+    // again (its signal may have been lost to a race with registration). Tests lower it to
+    // make the re-sent signals, and their races with the first one, frequent.
+    explicit world_stopper(unsigned workers, unsigned resend_every = 1024);
     ~world_stopper();
     world_stopper(const world_stopper&) = delete;
     world_stopper& operator=(const world_stopper&) = delete;
@@ -50,14 +53,16 @@ public:
     struct slot {
         pthread_t thread{};
         std::atomic<int> state{0};  // 0 not started, 1 running, 2 parked, 3 finished
-        // Set by the controller before each signal, consumed by the handler: a signal that
-        // arrives late (after its stop was already honoured) finds it clear and is ignored.
+        // Set by the controller before each signal to its stop's generation + 1, taken (and
+        // cleared) by the one that parks for it: a signal that arrives after its stop was
+        // honoured finds it clear, or naming a stop already resumed, and is ignored.
         std::atomic<int> requested{0};
     };
 
 private:
     std::unique_ptr<slot[]> slots_;
     unsigned workers_;
+    unsigned resend_every_;
 };
 
 }  // namespace ferrite::sim

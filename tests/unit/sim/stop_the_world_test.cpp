@@ -74,5 +74,54 @@ TEST(StopTheWorld, StopInsideCriticalSectionWaitsForItsEnd) {
     EXPECT_TRUE(left_section.load());
 }
 
+// Workers that spend their time entering and leaving critical sections, stopped and resumed
+// as fast as the controller can: every stop must be honoured exactly once. A stop honoured
+// twice (once by the signal handler, once more at the end of the section) leaves a worker
+// parked after resume(), where nothing would ever wake it: its counter stops moving.
+TEST(StopTheWorld, StopsAtSectionEndsAreHonouredExactlyOnce) {
+    if (under_tsan) GTEST_SKIP() << "TSan delays asynchronous signals";
+    constexpr unsigned n = 3;  // more workers than this machine's cores: preemption mid-section
+    world_stopper stopper(n, /*resend_every=*/1);
+    std::vector<std::atomic<std::uint64_t>> counters(n);
+    std::atomic<bool> quit{false};
+    std::atomic<unsigned> registered{0};
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < n; ++t)
+        ts.emplace_back([&, t] {
+            stopper.register_worker(t);
+            registered.fetch_add(1);
+            while (!quit.load(std::memory_order_relaxed)) {
+                world_stopper::critical_section cs;  // long enough for most signals to land in it
+                for (int spin = 0; spin < 200; ++spin) counters[t].fetch_add(1, std::memory_order_relaxed);
+            }
+            stopper.finish_worker(t);
+        });
+    while (registered.load() < n) std::this_thread::yield();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
+    unsigned rounds = 0;
+    bool stuck = false;
+    while (!stuck && std::chrono::steady_clock::now() < deadline) {
+        EXPECT_TRUE(stopper.stop());
+        stopper.resume();
+        if (++rounds % 64 != 0) continue;
+        // Every worker must be running again: each counter moves within a generous bound.
+        for (unsigned t = 0; t < n && !stuck; ++t) {
+            const auto before = counters[t].load();
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            while (counters[t].load() == before && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::yield();
+            stuck = counters[t].load() == before;
+            EXPECT_FALSE(stuck) << "worker " << t << " still parked after round " << rounds;
+        }
+    }
+    quit = true;
+    if (stuck) {  // wake the stray parked worker so the threads can be joined
+        stopper.stop();
+        stopper.resume();
+    }
+    for (auto& th : ts) th.join();
+    EXPECT_GT(rounds, 64u);
+}
+
 }  // namespace
 }  // namespace ferrite::sim
