@@ -83,4 +83,15 @@ one_line_error 2 '--reads applies to the set-mix workload only' -- fb -s map-mut
 one_line_error 2 '--reads is a percentage' -- fb -s map-mutex -w set-mix --reads 150
 one_line_error 2 '--keys sets the prefill of keyed workloads' -- fb -s vector-pmdk -w push-pop --keys 10
 
+# A key-range sweep drawn by bench/plot_sweep.py from one CSV per --keys value.
+sweep="$(dirname "$0")/../../bench/plot_sweep.py"
+py=/usr/bin/python3  # Debian's, which python3-matplotlib serves (a python3 earlier on PATH may lack it)
+[ -x "$py" ] || py=python3
+for k in 100 400; do
+  expect 0 'set-mix' -- fb -s map-mutex,ordered-map-mutex -w set-mix -t 1,2 --reps 1 --ops 2000 --keys $k --csv "$dir/sweep-$k.csv"
+done
+expect 0 '' -- "$py" "$sweep" keys "$dir/sweep.png" "$dir/sweep-100.csv" "$dir/sweep-400.csv"
+if [ -s "$dir/sweep.png" ]; then ok; else bad "plot_sweep.py wrote no $dir/sweep.png"; fi
+expect 1 'usage: plot_sweep.py' -- "$py" "$sweep" threads "$dir/x.png" "$dir/sweep-100.csv"
+
 finish bench-keyed
