@@ -13,6 +13,7 @@
 #   sync        pmem/observer.hpp, pmem/primitives.hpp (wait hints only: volatile layer)
 #   combining   pmem alloc sync
 #   sets        pmem alloc sync
+#   checkpoint  pmem alloc sync       (CpNvm; InCLL later)
 #   containers  pmem alloc sync combining sets
 # error.hpp is below every layer. Nothing in the library includes sim/, crash/, bench/,
 # tools/ or tests/: those sit above it.
@@ -28,6 +29,7 @@ declare -A allowed=(
   [sync]="pmem/observer.hpp pmem/primitives.hpp"
   [combining]="pmem alloc sync"
   [sets]="pmem alloc sync"
+  [checkpoint]="pmem alloc sync"
   [containers]="pmem alloc sync combining sets"
 )
 problems=()
