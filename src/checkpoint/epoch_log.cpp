@@ -1,6 +1,7 @@
 // The persistent half of CpNvm (see ferrite/checkpoint/epoch_log.hpp).
 #include "ferrite/checkpoint/epoch_log.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -214,33 +215,42 @@ std::uint64_t epoch_log::scan(unsigned t, std::uint64_t applied, std::uint64_t c
     return at;
 }
 
-void epoch_log::apply_epoch(std::uint64_t epoch, replay_stats& stats) {
-    for (unsigned t = 0; t < geometry_.threads; ++t) {
-        const std::byte* log = log_of(t);
-        std::uint64_t at = 0;
-        while (at + sizeof(record_header) <= geometry_.log_bytes) {
-            record_header h;
-            std::memcpy(&h, log + at, sizeof h);
-            if (h.epoch <= applied_epoch() || h.epoch > committed_epoch()) break;  // validated by scan()
-            if (h.epoch == epoch) {
-                std::memcpy(image_ + h.offset, log + at + sizeof(record_header), h.length);
-                pmem::pwb_range(image_ + h.offset, h.length);
-                ++stats.records;
-                stats.bytes += h.length;
-            }
-            at += sizeof(record_header) + round_up(h.length, 8);
-        }
+template <class Fn>
+void epoch_log::for_each_record(unsigned t, Fn&& fn) const {
+    const std::byte* log = log_of(t);
+    const auto applied = applied_epoch(), committed = committed_epoch();
+    std::uint64_t at = 0;
+    while (at + sizeof(record_header) <= geometry_.log_bytes) {
+        record_header h;
+        std::memcpy(&h, log + at, sizeof h);
+        if (h.epoch <= applied || h.epoch > committed) break;  // validated by scan() at recovery
+        fn(h.epoch, h.offset, h.length, log + at + sizeof(record_header));
+        at += sizeof(record_header) + round_up(h.length, 8);
     }
 }
 
 replay_stats epoch_log::replay() {
     replay_stats stats;
-    const auto applied = applied_epoch(), committed = committed_epoch();
-    if (applied < committed) {
-        for (auto e = applied + 1; e <= committed; ++e) apply_epoch(e, stats);
-        stats.epochs = committed - applied;
+    if (applied_epoch() < committed_epoch()) {
+        // The epochs the logs hold records of, in order (an epoch in which nobody marked
+        // anything has none, and needs nothing applied).
+        std::vector<std::uint64_t> epochs;
+        for (unsigned t = 0; t < geometry_.threads; ++t)
+            for_each_record(t, [&](std::uint64_t e, std::uint64_t, std::uint32_t, const std::byte*) { epochs.push_back(e); });
+        std::sort(epochs.begin(), epochs.end());
+        epochs.erase(std::unique(epochs.begin(), epochs.end()), epochs.end());
+        for (const auto e : epochs)
+            for (unsigned t = 0; t < geometry_.threads; ++t)
+                for_each_record(t, [&](std::uint64_t re, std::uint64_t offset, std::uint32_t length, const std::byte* bytes) {
+                    if (re != e) return;
+                    std::memcpy(image_ + offset, bytes, length);
+                    pmem::pwb_range(image_ + offset, length);
+                    ++stats.records;
+                    stats.bytes += length;
+                });
+        stats.epochs = epochs.size();
         pmem::pfence();  // PP: the image holds the epochs before `applied` names them
-        *word_at(region_, 2) = committed;
+        *word_at(region_, 2) = committed_epoch();
         pmem::pwb(word_at(region_, 2));
         pmem::pfence();  // PP: durable before a log is reused (its records become stale)
     }

@@ -55,7 +55,7 @@ struct log_geometry {
 std::uint64_t region_bytes(const log_geometry& g);
 
 struct replay_stats {
-    std::uint64_t epochs = 0;   // epochs applied
+    std::uint64_t epochs = 0;   // epochs with records applied
     std::uint64_t records = 0;  // records copied
     std::uint64_t bytes = 0;    // payload bytes copied
 };
@@ -97,7 +97,9 @@ private:
     std::byte* log_of(unsigned t) const noexcept;
     // Validates thread t's records in (applied, committed]; returns where they end.
     std::uint64_t scan(unsigned t, std::uint64_t applied, std::uint64_t committed) const;
-    void apply_epoch(std::uint64_t epoch, replay_stats& stats);
+    // fn(epoch, image offset, length, bytes) for thread t's records in (applied, committed].
+    template <class Fn>
+    void for_each_record(unsigned t, Fn&& fn) const;
 
     std::byte* region_;
     log_geometry geometry_;
