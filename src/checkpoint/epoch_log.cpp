@@ -258,9 +258,13 @@ replay_stats epoch_log::replay() {
     return stats;
 }
 
-replay_stats epoch_log::recover() {
+void epoch_log::validate_records() const {
     const auto applied = applied_epoch(), committed = committed_epoch();
-    for (unsigned t = 0; t < geometry_.threads; ++t) scan(t, applied, committed);  // validate before writing
+    for (unsigned t = 0; t < geometry_.threads; ++t) scan(t, applied, committed);
+}
+
+replay_stats epoch_log::recover() {
+    validate_records();  // before anything is written
     return replay();
 }
 

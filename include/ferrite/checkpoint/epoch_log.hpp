@@ -84,7 +84,10 @@ public:
     // Applies the committed, unapplied epochs to the image; empties the logs. Single caller,
     // no append concurrently.
     replay_stats replay();
-    // After a restart: validate the committed records of every log, then replay.
+    // Checks every committed, unapplied record (offset, length, checksum): damaged_pool on
+    // the first bad one. Writes nothing.
+    void validate_records() const;
+    // After a restart: validate_records(), then replay.
     replay_stats recover();
 
     std::uint64_t log_used(unsigned t) const noexcept { return used_[t]; }
