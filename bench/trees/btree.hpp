@@ -1,5 +1,6 @@
-// bench/trees/btree.hpp: a plain, lock-based, in-memory B+-tree (issue 19's `volatile-tree`,
-// and the program CpNvm will checkpoint; CpNvm is [NVM] ch. 4, docs/references.md).
+// bench/trees/btree.hpp: a plain, lock-based, in-memory B+-tree: issue 19's `volatile-tree`,
+// and the program that CpNvm, the checkpointing library of [NVM] (docs/references.md), will
+// checkpoint.
 //
 // The algorithm is the textbook B+-tree. Every node holds up to Fanout entries, each a key
 // and a slot: in a leaf the slot is the key's value, in an inner node it is a child and the
@@ -161,7 +162,8 @@ private:
     };
 
     // The inner nodes from the root down to a leaf's parent, and the child taken in each.
-    // Deep enough for any tree memory can hold: min_fill >= 2, so height h needs 2^h keys.
+    // Deep enough for any tree memory can hold: with min_fill >= 2, height h holds at least
+    // 2^(h-1) keys.
     static constexpr std::size_t max_height = 64;
     struct step {
         inner_node* node;
@@ -200,6 +202,7 @@ private:
     // Entries [from, count) move to [from + 1, count + 1), opening a gap at `from`.
     template <class N>
     static void shift_right(N* n, std::size_t from) {
+        assert(n->count < Fanout);
         std::copy_backward(n->keys.data() + from, n->keys.data() + n->count, n->keys.data() + n->count + 1);
         std::copy_backward(n->slots.data() + from, n->slots.data() + n->count, n->slots.data() + n->count + 1);
     }
