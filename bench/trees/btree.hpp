@@ -1,6 +1,6 @@
 // bench/trees/btree.hpp: a plain, lock-based, in-memory B+-tree: issue 19's `volatile-tree`,
-// and the program that CpNvm, the checkpointing library of [NVM] (docs/references.md), will
-// checkpoint.
+// and the program that CpNvm, the checkpointing library of [NVM] ch. 4 (docs/references.md),
+// will checkpoint.
 //
 // The algorithm is the textbook B+-tree. Every node holds up to Fanout entries, each a key
 // and a slot: in a leaf the slot is the key's value, in an inner node it is a child and the
@@ -44,8 +44,10 @@
 //     after allocate_node() has built it;
 //   - the tree's own two words are written only by set_root and set_size.
 // The port adds a mark() of the written range at the top of each of those eight functions,
-// and nothing else in the algorithm changes. The lock stays: CpNvm checkpoints a
-// lock-based program as it is.
+// and nothing else in the tree changes. The lock stays: CpNvm checkpoints a lock-based
+// program as it is, and its checkpoint() calls go in the code that drives the tree, between
+// operations, where no lock is held. free_node knows each node's type, hence its size, for
+// an allocator whose free takes one.
 #pragma once
 
 #include <algorithm>
