@@ -8,6 +8,7 @@
 #include "bench/containers/pfc_subjects.hpp"
 #include "bench/containers/dfc_subjects.hpp"
 #include "bench/sets/set_subjects.hpp"
+#include "bench/trees/tree_subjects.hpp"
 
 namespace ferrite::bench {
 
@@ -17,6 +18,7 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     register_pfc_subjects(out);
     register_dfc_subjects(out);
     register_set_subjects(out);  // keyed: the durable sets (bench/sets/)
+    register_tree_subjects(out);  // keyed: the B+-trees of issue 19 (bench/trees/)
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
     register_map_baselines(out);  // keyed: map-mutex, ordered-map-mutex

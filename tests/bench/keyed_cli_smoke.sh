@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Smoke test of `ferrite bench` for the keyed workloads, the map baselines and the latency
-# percentiles (issue 17): --list generated from the registrations, a short run of every keyed
-# workload, JSON and table latency for keyed and sequence workloads, and the usage errors
-# (exit 2, one line) of a structure asked for the other family's workload. Tiny runs (a few
-# thousand operations): not a timed test, nothing here looks at a speed.
+# percentiles (issue 17), the durable sets (issue 18) and the plain B+-tree (issue 19): --list
+# generated from the registrations, a short run of every keyed workload, JSON and table
+# latency for keyed and sequence workloads, and the usage errors (exit 2, one line) of a
+# structure asked for the other family's workload. Tiny runs (a few thousand operations): not
+# a timed test, nothing here looks at a speed.
 set -u
 ferrite=$1
 source "$(dirname "$0")/../cli/cli_test_lib.sh"
@@ -66,6 +67,14 @@ assert all(r['seconds'] > 0 and r['pwb_per_op'] is None for r in recs), recs"
 expect 0 '^soft-list +2 ' -- fb -s soft-hash,volatile-hash,soft-list -w set-mix,ycsb-a -t 1,2 "${small[@]}"
 expect 0 '^linkfree-list +2 ' -- fb -s linkfree-hash,linkfree-list -w set-mix,ycsb-c -t 1,2 "${small[@]}"
 one_line_error 2 "'linkfree-hash' cannot run workload 'ycsb-a': it lacks put" -- fb -s linkfree-hash -w ycsb-a
+# The plain B+-tree of issue 19 (bench/trees/): listed as keyed, runs scans (ycsb-e) and
+# set-mix, persists nothing (pwb/op and pfence/op 0, counted).
+expect 0 '^  volatile-tree +volatile B\+-tree' -- fb --list
+expect 0 '^volatile-tree +2 ' -- fb -s volatile-tree -w ycsb-e,set-mix -t 1,2 "${small[@]}"
+json=$(fb -s volatile-tree -w ycsb-e,set-mix -t 1 "${small[@]}" --json)
+check_json "volatile-tree --json" "$json" "
+assert [(r['structure'], r['workload']) for r in recs] == [('volatile-tree', 'ycsb-e'), ('volatile-tree', 'set-mix')], recs
+assert all(r['pwb_per_op'] == 0 and r['pfence_per_op'] == 0 and r['ops'] == 2000 for r in recs), recs"
 one_line_error 2 "'map-mutex' cannot run workload 'set-recovery': it cannot be closed and reopened" -- \
   fb -s map-mutex -w set-recovery
 one_line_error 2 "--seconds: workload 'set-growth' runs a fixed amount of work" -- \
