@@ -15,6 +15,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_catalog_targets(registry);
     register_sets_targets(registry);
     checkpoint_targets::register_cpnvm_counter_target(registry);
+    checkpoint_targets::register_cpnvm_map_target(registry);
 }
 
 const sim::target_registry& builtin_targets() {

@@ -82,7 +82,7 @@ public:
           log_(epoch_log::create(static_cast<std::byte*>(p.root_bytes(checkpoint::region_bytes(geometry_))),
                                  checkpoint::region_bytes(geometry_), geometry_)),
           image_(zeroed_image(geometry_.image_bytes)),
-          cp_(std::make_unique<checkpointer>(log_, image_.get(), checkpoint::checkpoint_options{std::chrono::milliseconds(0)})),
+          cp_(std::make_unique<checkpointer>(log_, image_.get(), checkpoint::checkpoint_options{std::chrono::milliseconds(0), {}})),
           progress_(c.threads) {
         for (unsigned t = 0; t < c.threads; ++t) cp_->join(t);
     }

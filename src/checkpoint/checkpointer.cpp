@@ -91,13 +91,17 @@ void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
     auto& me = threads_[t];
     me.regions.push_back({first, last - first + 1});
     me.log_need += (last - first + 1) * need_per_line;
+    // Half the log taken: the next checkpoint comes now rather than at the interval, so a
+    // thread that writes much in one interval does not run out of log.
+    if (me.log_need > log_.log_capacity() / 2) request();
 }
 
-bool checkpointer::is_due() noexcept {
+bool checkpointer::is_due(thread_state& me) noexcept {
     if (due_.load(std::memory_order_acquire)) return true;
+    // The clock is read every 16th call of a thread (a call costs a few nanoseconds then).
     if (options_.interval.count() == 0 ||
-        now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
-            std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count()) {
+        (++me.calls % 16 == 0 && now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
+                                     std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count())) {
         due_.store(true, std::memory_order_release);
         return true;
     }
@@ -107,14 +111,14 @@ bool checkpointer::is_due() noexcept {
 bool checkpointer::checkpoint(unsigned t) {
     if (t >= threads_.size() || !threads_[t].joined)
         throw usage_error("checkpointer: thread " + std::to_string(t) + " checkpoints without having joined");
-    if (!is_due()) return false;
+    if (!is_due(threads_[t])) return false;
     return run_checkpoint(t);
 }
 
-bool checkpointer::arrive(std::uint64_t& generation) {
+bool checkpointer::arrive(std::uint64_t& generation, unsigned barrier) {
     generation = generation_.load(std::memory_order_acquire);
     const auto w = barrier_word_.fetch_add(1, std::memory_order_acq_rel);
-    return (w & arrived_mask) + 1 == (w >> 32);
+    return (w & arrived_mask) + 1 == barrier * (w >> 32);
 }
 
 void checkpointer::wait_past(std::uint64_t generation) noexcept {
@@ -125,46 +129,50 @@ void checkpointer::wait_past(std::uint64_t generation) noexcept {
     }
 }
 
-void checkpointer::release() noexcept {
-    barrier_word_.fetch_and(~arrived_mask, std::memory_order_acq_rel);
+void checkpointer::release(bool last_barrier) noexcept {
+    if (last_barrier) barrier_word_.fetch_and(~arrived_mask, std::memory_order_acq_rel);
     generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 bool checkpointer::run_checkpoint(unsigned t) {
     auto& me = threads_[t];
     const bool too_big = me.log_need > log_.log_capacity();
-    // Barrier 1: every participant is at a consistent point. A thread whose records cannot
-    // fit raises this checkpoint's abort before it arrives, so all see it after the barrier.
+    // Barrier 1: every participant is at a consistent point. Arrivals count on through
+    // barrier 2 (the count is reset only when it releases), so no thread joins or leaves in
+    // between. A thread whose records cannot fit raises this checkpoint's abort before it
+    // arrives, so all see it after the barrier.
     std::uint64_t g1 = generation_.load(std::memory_order_acquire);
     if (too_big) abort_generation_.store(g1, std::memory_order_release);
-    if (arrive(g1))
-        release();
+    if (arrive(g1, 1))
+        release(false);
     else
         wait_past(g1);
-    if (abort_generation_.load(std::memory_order_acquire) == g1) {
-        if (too_big)
-            throw usage_error("checkpointer: thread " + std::to_string(t) + " marked up to " +
-                              std::to_string(me.log_need) + " bytes of records in one epoch, its log holds " +
-                              std::to_string(log_.log_capacity()) +
-                              ": nothing was checkpointed; make the log larger or checkpoint more often");
-        return false;
-    }
+    const bool aborted = abort_generation_.load(std::memory_order_acquire) == g1;
     const std::uint64_t epoch = log_.committed_epoch() + 1;
-    snapshot(t, epoch);
-    epoch_log::seal();
+    if (!aborted) {
+        snapshot(t, epoch);
+        epoch_log::seal();
+    }
     // Barrier 2: the last thread commits and replays the epoch before anyone goes on.
     std::uint64_t g2 = 0;
-    if (arrive(g2)) {
-        log_.commit(epoch);
-        log_.replay();
-        epochs_.fetch_add(1, std::memory_order_relaxed);
-        last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
-        due_.store(false, std::memory_order_release);
-        release();
+    if (arrive(g2, 2)) {
+        if (!aborted) {
+            if (options_.before_commit) options_.before_commit(epoch);
+            log_.commit(epoch);
+            log_.replay();
+            epochs_.fetch_add(1, std::memory_order_relaxed);
+            last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
+            due_.store(false, std::memory_order_release);
+        }
+        release(true);
     } else {
         wait_past(g2);
     }
-    return true;
+    if (aborted && too_big)
+        throw usage_error("checkpointer: thread " + std::to_string(t) + " marked up to " + std::to_string(me.log_need) +
+                          " bytes of records in one epoch, its log holds " + std::to_string(log_.log_capacity()) +
+                          ": nothing was checkpointed; make the log larger or checkpoint more often");
+    return !aborted;
 }
 
 void checkpointer::snapshot(unsigned t, std::uint64_t epoch) {

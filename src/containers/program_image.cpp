@@ -56,10 +56,10 @@ thread_local registration tls_registrations[4];
 }  // namespace
 
 struct program_image::state {
-    state(checkpoint::image_store&& s, checkpoint::volatile_image&& v, const image_options& o, bool recovered)
+    state(checkpoint::image_store&& s, checkpoint::volatile_image&& v, const image_options& o, bool was_recovered)
         : store(std::move(s)), image(std::move(v)),
-          cp(store.log(), image.data(), checkpoint::checkpoint_options{o.interval}),
-          in_use(store.shape().geometry.threads), recovered(recovered) {}
+          cp(store.log(), image.data(), checkpoint::checkpoint_options{o.interval, o.before_commit}),
+          in_use(store.shape().geometry.threads), recovered(was_recovered) {}
     meta_page& meta() const noexcept { return *reinterpret_cast<meta_page*>(image.data()); }
 
     checkpoint::image_store store;
@@ -105,6 +105,7 @@ program_image program_image::open(const pmem::pool_ref& pool, alloc::buddy_heap&
 bool program_image::in_recovery() const noexcept { return s_->recovered; }
 std::byte* program_image::data() const noexcept { return s_->image.data() + meta_bytes; }
 std::size_t program_image::size() const noexcept { return s_->image.size() - meta_bytes; }
+std::span<const std::byte> program_image::whole_image() const noexcept { return {s_->image.data(), s_->image.size()}; }
 std::uint64_t program_image::committed_epoch() const noexcept { return s_->cp.epoch(); }
 std::uint64_t program_image::pages_loaded() const noexcept { return s_->image.pages_loaded(); }
 

@@ -30,8 +30,10 @@
 //     background threads: a log then holds one epoch and is reused at once (no log-full
 //     wait); background replay and chained log chunks come with the public API;
 //   * a checkpoint is due every `interval` (0: at every call), decided by the first thread
-//     that sees the time passed and shared with the others through a flag; request() makes
-//     the next one due at once (the thesis has no such call; sync() will use it);
+//     that sees the time passed (each thread reads the clock every 16th call) and shared
+//     with the others through a flag; request() makes the next one due at once (the thesis
+//     has no such call; sync() uses it), and so does a thread whose marked lines fill half
+//     its log;
 //   * threads join and leave explicitly (join/leave: a leaving thread takes part in a due
 //     checkpoint first); the quiescent state of docs/checkpointing.md is not built yet;
 // Waiting: every spin iteration calls pmem::wait_hint() (a yield point under the crash
@@ -42,6 +44,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -51,6 +54,10 @@ namespace ferrite::checkpoint {
 
 struct checkpoint_options {
     std::chrono::milliseconds interval{64};  // 0: every checkpoint() call is a checkpoint
+    // For tests and tools: called with the epoch by the last thread of each checkpoint, once
+    // every thread's records are sealed and before the commit (no thread writes the image
+    // between the two barriers, so the image then is the epoch's state).
+    std::function<void(std::uint64_t)> before_commit;
 };
 
 struct checkpoint_stats {
@@ -89,16 +96,18 @@ private:
         std::vector<region> regions;  // marked this epoch (it set at least one of their bits)
         std::uint64_t log_need = 0;   // bytes their records take at most
         bool joined = false;
+        std::uint64_t calls = 0;  // checkpoint() calls: the clock is read every 16th
         std::uint64_t records = 0, bytes = 0;
     };
 
-    bool is_due() noexcept;
+    bool is_due(thread_state& me) noexcept;
     void snapshot(unsigned t, std::uint64_t epoch);
-    // Barrier over the participants: returns true in the last thread to arrive, which must
-    // call release(); the others return false after it did.
-    bool arrive(std::uint64_t& generation);
+    // Barrier `barrier` (1 or 2) of a checkpoint over the participants: true in the last
+    // thread to arrive, which must call release() (last_barrier: after barrier 2, which
+    // resets the arrivals); the others wait_past() the generation it read.
+    bool arrive(std::uint64_t& generation, unsigned barrier);
     void wait_past(std::uint64_t generation) noexcept;
-    void release() noexcept;
+    void release(bool last_barrier) noexcept;
     bool run_checkpoint(unsigned t);  // false: refused (an abort)
     std::uint64_t line_of(const void* p) const noexcept;
     bool clear_bit(std::uint64_t line) noexcept;

@@ -38,7 +38,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "ferrite/alloc/buddy_heap.hpp"
@@ -57,6 +59,9 @@ struct image_options {
     std::chrono::milliseconds interval{64};  // checkpoint() commits at most this often
     bool lazy = false;                       // load pages on first touch instead of all at open
     unsigned load_threads = 0;               // eager load (0: hardware concurrency)
+    // For tests and tools (the crash target's history of images): called with the epoch by
+    // the last thread of each checkpoint before it commits, while no thread writes the image.
+    std::function<void(std::uint64_t)> before_commit;
 };
 
 class program_image {
@@ -74,6 +79,8 @@ public:
     bool in_recovery() const noexcept;
     std::byte* data() const noexcept;
     std::size_t size() const noexcept;  // usable bytes (the whole image less CpNvm's first page)
+    // The whole volatile image, CpNvm's first page included: what a checkpoint copies (tests).
+    std::span<const std::byte> whole_image() const noexcept;
 
     class thread_scope {
     public:

@@ -32,7 +32,7 @@ struct aligned_bytes {
 };
 
 struct fixture {
-    explicit fixture(log_geometry g, checkpoint_options o = {0ms})
+    explicit fixture(log_geometry g, checkpoint_options o = {0ms, {}})
         : region(region_bytes(g)), log(epoch_log::create(region.p, region.bytes, g)), image(g.image_bytes),
           cp(log, image.p, o) {}
     bool images_equal() const { return std::memcmp(log.image(), image.p, image.bytes) == 0; }
@@ -62,7 +62,7 @@ TEST(Checkpointer, AMarkedWriteIsInThePersistentImageAfterTheCheckpoint) {
 }
 
 TEST(Checkpointer, ACheckpointIsDueAfterTheIntervalOrWhenRequested) {
-    fixture f({1, 4096, 4096}, {1h});
+    fixture f({1, 4096, 4096}, {1h, {}});
     f.cp.join(0);
     f.cp.mark(0, f.image.p, 8);
     f.image.p[0] = std::byte{7};
@@ -138,7 +138,7 @@ TEST(Checkpointer, ManyThreadsCheckpointInLockstepAndTheImagesAgree) {
 // marks still reach the persistent image, and the others never wait for a thread that left.
 TEST(Checkpointer, ThreadsLeaveAtDifferentTimesAndTheirMarksArePersisted) {
     constexpr unsigned n = 3;
-    fixture f({n, 1 << 16, 64 * 64}, {1ms});
+    fixture f({n, 1 << 16, 64 * 64}, {1ms, {}});
     for (unsigned t = 0; t < n; ++t) f.cp.join(t);
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < n; ++t)

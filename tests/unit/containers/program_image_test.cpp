@@ -38,7 +38,7 @@ protected:
     void TearDown() override { std::filesystem::remove(path_); }
     store open() { return store::open_or_create(path_, "program-image-test", {.size = 64 << 20}); }
     static image_options small(bool lazy = false) {
-        return {.image_bytes = 1 << 20, .max_threads = 4, .log_bytes = 64 << 10, .base = 0, .interval = 0ms, .lazy = lazy};
+        return {.image_bytes = 1 << 20, .max_threads = 4, .log_bytes = 64 << 10, .base = 0, .interval = 0ms, .lazy = lazy, .load_threads = 0, .before_commit = {}};
     }
     std::vector<char> bytes() const {
         std::ifstream in(path_, std::ios::binary);
