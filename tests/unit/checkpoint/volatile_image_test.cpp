@@ -2,7 +2,8 @@
 // loading over several threads, and lazy loading on first touch: the bytes read are the
 // source's, only touched pages are loaded, each once even when 4 threads touch them first at
 // the same time, writes stick, a fully loaded image is one mapping again, several images can
-// be armed at once, and a fault outside every image still reaches the previous handler.
+// be armed at once (and come and go while another loads), and a fault outside every image
+// still reaches the previous handler.
 // EagerVersusLazy prints the eager load time against the time to the first completed read
 // after arming, for the docs (not asserted).
 #include "ferrite/checkpoint/volatile_image.hpp"
@@ -276,6 +277,30 @@ TEST(VolatileImage, SeveralImagesAreArmedAtOnceAndOneCanGoWhileOthersLoad) {
     EXPECT_TRUE(page_equal(images[1], sources[2], 9));
     EXPECT_EQ(images[0].pages_loaded(), 8u);
     EXPECT_EQ(images[1].pages_loaded(), 9u);
+}
+
+TEST(VolatileImage, ImagesAreArmedAndDestroyedWhileAnotherThreadLoads) {
+    // The handler scans the table while slots are filled and emptied: each destroyed image
+    // waits for the handlers that read its slot, and the loading thread sees only its image.
+    const std::uint64_t p = page_bytes();
+    const std::uint64_t pages = 1024;
+    const auto source = source_bytes(pages * p, 12);
+    const auto other_source = source_bytes(16 * p, 13);
+    auto image = volatile_image::map(0, source.size());
+    image.arm_lazy(source.data());
+    std::atomic<bool> wrong{false};
+    std::thread loader([&] {
+        for (std::uint64_t page = 0; page < pages; ++page)
+            if (!page_equal(image, source, page)) wrong = true;
+    });
+    for (int round = 0; round < 50; ++round) {
+        auto other = volatile_image::map(0, other_source.size());
+        other.arm_lazy(other_source.data());
+        if (!page_equal(other, other_source, static_cast<std::uint64_t>(round) % 16)) wrong = true;
+    }
+    loader.join();
+    EXPECT_FALSE(wrong.load());
+    EXPECT_EQ(image.pages_loaded(), pages);
 }
 
 // A fault outside every armed image reaches the handler that was there before (each death
