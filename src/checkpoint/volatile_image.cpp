@@ -201,8 +201,11 @@ void install_handler() {
     if (installed) return;
     struct sigaction ours {};
     ours.sa_sigaction = on_segv;
+    // On the alternate stack where the program set one (a stack overflow reaches the previous
+    // handler); every signal blocked while it runs, so that no other handler interrupts a load
+    // and then touches the page being loaded (it would wait for itself).
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
+    sigfillset(&ours.sa_mask);
     // Read the previous disposition first, so that it is complete before ours can run.
     if (::sigaction(SIGSEGV, nullptr, &previous_action) != 0 || ::sigaction(SIGSEGV, &ours, nullptr) != 0)
         throw pool_error(pool_errc::io, std::string("volatile image: cannot install the SIGSEGV handler of lazy loading: ") +

@@ -19,7 +19,7 @@
 //           the image, never touched until a page is loaded through it); the image is
 //           entered in a fixed table of armed images (16 slots, atomics) that a process-wide
 //           SIGSEGV handler reads. The handler is installed once, with SA_SIGINFO, and keeps
-//           the handler it replaced.
+//           the handler it replaced; it runs with every signal blocked.
 //   fault:  the handler finds the armed image holding the faulting address. The thread that
 //           moves the page's state 0 -> 1 (CAS) loads it: it copies the page from the
 //           persistent image into the reservoir's page of the same index, moves that page
@@ -30,7 +30,8 @@
 //   other:  a fault outside every armed image (or a SIGSEGV sent by kill) goes to the
 //           handler that was installed before: its SA_SIGINFO function or plain function is
 //           called; if it was the default (or ignore), the default is put back and the
-//           access faults again, so the process dies of SIGSEGV as it would have.
+//           access faults again (a sent signal is raised again), so the process dies of
+//           SIGSEGV as it would have.
 //
 // What differs from [NVM]: the thesis "grants full access to other threads once the page is
 // copied" but does not say how a protected page is filled while other threads may touch it
@@ -70,7 +71,8 @@
 // not loaded yet fails with EFAULT instead of loading it (touch the bytes first, e.g. before
 // write(2) from the image); the program must not change the image's protection; the source
 // must be ordinary readable memory (not another armed image); a SIGSEGV handler installed
-// after the first arm_lazy must chain to the one it replaces, or lazy loading stops. While
+// after the first arm_lazy must chain to the one it replaces, or lazy loading stops; the
+// previous handler is called with every signal blocked, not with its own mask. While
 // first touches are scattered the image is split into up to one mapping per loaded run:
 // images of more than about 2 x vm.max_map_count pages loaded in random order can exhaust
 // the count mid-way (load those eagerly, or raise vm.max_map_count).
