@@ -40,7 +40,7 @@ namespace {
 using alloc::buddy_heap;
 using tree_type = bench::cpnvm_btree<std::uint64_t, std::uint64_t, 4>;
 
-constexpr std::uint64_t heap_bytes = 1 << 20;
+constexpr std::uint64_t heap_bytes = 512 << 10;  // the image block (128 KiB) and the heap's own
 constexpr std::uint64_t key_range = 48;
 
 struct root_line {
@@ -173,7 +173,7 @@ void register_cpnvm_map_target(sim::target_registry& r) {
             "the B+-tree ported to CpNvm in a program image, checkpointing after every insert, put or erase; the "
             "persistent image must equal the volatile image at the end of a committed epoch >= every returned one",
             [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<map_workload>(p, c); },
-            [](const sim::run_config&) { return std::uint64_t{4} << 20; })
+            [](const sim::run_config&) { return std::uint64_t{1} << 20; })
             .with_mutation_scope({"src/checkpoint/"})));
 }
 

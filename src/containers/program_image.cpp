@@ -22,7 +22,26 @@ namespace {
 constexpr std::uint64_t meta_bytes = 4096;  // CpNvm's first page of the image
 constexpr unsigned root_count = 32;
 constexpr std::size_t root_name_bytes = 48;
-constexpr unsigned min_class = 4, max_class = 20;  // 16 bytes .. 1 MiB
+// Size classes: multiples of 64 bytes up to 4 KiB (classes 1..64: a node of 536 bytes takes
+// 576, as from malloc, not 1024), then powers of two up to 1 MiB (classes 65..72).
+constexpr unsigned line_classes = 64, class_count = line_classes + 8 + 1;
+constexpr std::uint64_t max_class_bytes = std::uint64_t{1} << 20;
+
+struct size_class {
+    unsigned index;      // 0: larger than any class (bump only, never reused)
+    std::uint64_t size;  // bytes the block takes
+};
+size_class class_of(std::size_t bytes) {
+    if (bytes <= line_classes * 64) {
+        const auto i = static_cast<unsigned>((bytes + 63) / 64);
+        return {i, std::uint64_t{i} * 64};
+    }
+    if (bytes <= max_class_bytes) {
+        const auto c = static_cast<unsigned>(std::bit_width(bytes - 1));  // 13..20
+        return {line_classes + (c - 12), std::uint64_t{1} << c};
+    }
+    return {0, (bytes + 63) / 64 * 64};
+}
 
 struct root_entry {
     char name[root_name_bytes];  // NUL-padded; all zero: unused
@@ -31,7 +50,7 @@ struct root_entry {
 };
 struct allocator_state {
     std::uint64_t bump;  // image offset of the next fresh byte; 0: meta_bytes (a fresh image)
-    std::uint64_t free_heads[max_class + 1];  // image offsets; 0: empty
+    std::uint64_t free_heads[class_count];  // per size class: image offsets; 0: empty
 };
 struct meta_page {
     root_entry roots[root_count];
@@ -198,16 +217,15 @@ void program_image::set_root(std::string_view name, const void* p) {
 void* program_image::allocate(std::size_t bytes, bool mark_block) {
     if (bytes == 0) bytes = 1;
     const unsigned t = current_tid("allocate");
-    const unsigned cls = std::max(min_class, static_cast<unsigned>(std::bit_width(bytes - 1)));
-    const std::uint64_t size = cls <= max_class ? std::uint64_t{1} << cls : round_up(bytes, 64);
+    const auto [cls, size] = class_of(bytes);
     auto& a = s_->meta().alloc;
     std::byte* const base = s_->image.data();
     std::byte* p = nullptr;
     {
         std::lock_guard g(s_->alloc_mutex);
-        if (cls <= max_class && a.free_heads[cls] != 0) {
+        if (cls != 0 && a.free_heads[cls] != 0) {
             const std::uint64_t head = a.free_heads[cls];
-            if (head < meta_bytes || head % 16 != 0 || head + size > s_->image.size())
+            if (head < meta_bytes || head % 64 != 0 || head > s_->image.size() || size > s_->image.size() - head)
                 damaged("the allocator's free list of " + std::to_string(size) + "-byte blocks names offset " +
                         std::to_string(head));
             std::uint64_t next;
@@ -217,7 +235,7 @@ void* program_image::allocate(std::size_t bytes, bool mark_block) {
             p = base + head;
         } else {
             const std::uint64_t bump = a.bump == 0 ? meta_bytes : a.bump;
-            const std::uint64_t at = round_up(bump, std::min<std::uint64_t>(size, 64));
+            const std::uint64_t at = round_up(bump, 64);
             if (at < meta_bytes || at > s_->image.size() || size > s_->image.size() - at)
                 throw out_of_memory("program_image: " + std::to_string(bytes) + " bytes do not fit in the image (" +
                                     std::to_string(s_->image.size() - std::min<std::uint64_t>(at, s_->image.size())) +
@@ -237,8 +255,8 @@ void program_image::deallocate(void* p, std::size_t bytes) {
     const unsigned t = current_tid("deallocate");
     auto* b = static_cast<std::byte*>(p);
     if (b < data() || b >= data() + size()) throw usage_error("program_image::deallocate: the block is not in the image");
-    const unsigned cls = std::max(min_class, static_cast<unsigned>(std::bit_width(bytes - 1)));
-    if (cls > max_class) return;  // large blocks are not reused (docs: the allocator)
+    const unsigned cls = class_of(bytes).index;
+    if (cls == 0) return;  // large blocks are not reused (docs: the allocator)
     auto& a = s_->meta().alloc;
     std::lock_guard g(s_->alloc_mutex);
     s_->cp.mark(t, p, 8);

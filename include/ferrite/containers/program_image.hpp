@@ -22,9 +22,10 @@
 //
 // The first page of the image is CpNvm's own, checkpointed like the rest: a table of 32
 // named roots (name up to 47 bytes, image offset) and the allocator's state (a bump pointer
-// and one free list per power-of-two size class from 16 bytes to 1 MiB; larger blocks come
-// from the bump pointer and are never reused). allocate() marks its own writes and, by
-// default, the block it returns ([NVM] 4.3.1).
+// and one free list per size class: multiples of 64 bytes up to 4 KiB, then powers of two up
+// to 1 MiB; larger blocks come from the bump pointer and are never reused; every block is
+// 64-byte aligned). allocate() marks its own writes and, by default, the block it returns
+// ([NVM] 4.3.1).
 //
 // Threads: register_thread() takes one of the image's `max_threads` logs for the calling
 // thread until the scope ends; mark, checkpoint and sync need a registered thread.

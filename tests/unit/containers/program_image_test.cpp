@@ -130,8 +130,12 @@ TEST_F(ProgramImageTest, TheAllocatorReusesFreedBlocksAndRefusesWhatDoesNotFit) 
     void* a = img->allocate(100);  // a 128-byte block
     void* b = img->allocate(100);
     EXPECT_NE(a, b);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % 64, 0u);
     img->deallocate(a, 100);
     EXPECT_EQ(img->allocate(120), a) << "the freed block of that size class comes back";
+    void* c = img->allocate(536);  // 576 bytes (nine lines), not a power of two
+    void* d = img->allocate(536);
+    EXPECT_EQ(static_cast<std::byte*>(d) - static_cast<std::byte*>(c), 576);
     EXPECT_THROW(img->allocate(2 << 20), ferrite::out_of_memory);
     EXPECT_THROW(img->set_root("x", &me), ferrite::usage_error) << "a root must point into the image";
     EXPECT_THROW(img->root(std::string(60, 'r')), ferrite::usage_error);
