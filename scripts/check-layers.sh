@@ -14,7 +14,7 @@
 #   combining   pmem alloc sync
 #   sets        pmem alloc sync
 #   checkpoint  pmem alloc sync       (CpNvm; InCLL later)
-#   containers  pmem alloc sync combining sets
+#   containers  pmem alloc sync combining sets checkpoint
 # error.hpp is below every layer. Nothing in the library includes sim/, crash/, bench/,
 # tools/ or tests/: those sit above it.
 set -euo pipefail
@@ -30,7 +30,7 @@ declare -A allowed=(
   [combining]="pmem alloc sync"
   [sets]="pmem alloc sync"
   [checkpoint]="pmem alloc sync"
-  [containers]="pmem alloc sync combining sets"
+  [containers]="pmem alloc sync combining sets checkpoint"
 )
 problems=()
 
