@@ -72,6 +72,26 @@ struct registration {
 };
 thread_local registration tls_registrations[4];
 
+// Where an image goes when the caller names no base: the first free slot of a high range,
+// [0x7e9000000000, +64 slots of the image's size rounded to 1 GiB), below the usual mmap
+// area (the kernel places libraries, thread stacks and large mallocs from about 0x7fxx...
+// downwards, and reuses a range freed in the process, which the image's own range would be
+// after a close), and inside the application ranges of AddressSanitizer and
+// ThreadSanitizer. The kernel's choice if every slot is taken. The fresh mapping is zeroed,
+// like the fresh persistent image.
+checkpoint::volatile_image map_at_default_base(std::uint64_t bytes) {
+    constexpr std::uintptr_t first = 0x7e9000000000ull;
+    const std::uint64_t stride = round_up(bytes, std::uint64_t{1} << 30);
+    for (unsigned slot = 0; slot < 64; ++slot) {
+        try {
+            return checkpoint::volatile_image::map(first + slot * stride, bytes);
+        } catch (const pool_error&) {
+            // taken: the next slot
+        }
+    }
+    return checkpoint::volatile_image::map(0, bytes);
+}
+
 }  // namespace
 
 struct program_image::state {
@@ -98,7 +118,7 @@ program_image program_image::create(const pmem::pool_ref& pool, alloc::buddy_hea
                                     const image_options& o) {
     if (o.max_threads == 0) throw usage_error("program_image: max_threads must be at least 1");
     const std::uint64_t bytes = round_up(std::max<std::uint64_t>(o.image_bytes, 2 * meta_bytes), page_size());
-    auto v = checkpoint::volatile_image::map(o.base, bytes);  // zeroed, like the fresh persistent image
+    auto v = o.base != 0 ? checkpoint::volatile_image::map(o.base, bytes) : map_at_default_base(bytes);
     checkpoint::image_shape shape;
     shape.base = v.base();
     shape.geometry = {o.max_threads, round_up(std::max<std::uint64_t>(o.log_bytes, 4096), 64), bytes};

@@ -55,7 +55,7 @@ struct image_options {
     std::uint64_t image_bytes = std::uint64_t{64} << 20;  // rounded up to the page size
     unsigned max_threads = 16;                            // threads registered at once
     std::uint64_t log_bytes = std::uint64_t{1} << 20;     // per thread: an epoch's marked bytes * 1.5 fit
-    std::uintptr_t base = 0;                              // the volatile image's address; 0: the kernel's choice
+    std::uintptr_t base = 0;  // the volatile image's address; 0: a free slot of a high range (program_image.cpp)
     // At every open:
     std::chrono::milliseconds interval{64};  // checkpoint() commits at most this often
     bool lazy = false;                       // load pages on first touch instead of all at open
