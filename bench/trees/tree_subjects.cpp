@@ -37,26 +37,30 @@ struct alignas(64) sink {
     std::uint64_t v = 0;
 };
 
+// One keyed operation on a tree (btree or cpnvm_btree), reads summed into `sink`.
+template <class Tree>
+void run_on(Tree& tree, op o, std::uint64_t a, std::uint64_t b, sink& out) {
+    switch (o) {
+    case op::contains: out.v += tree.contains(a); break;
+    case op::get:
+        if (const auto v = tree.get(a)) out.v += *v;
+        break;
+    case op::scan:
+        tree.scan(a, b, [&](std::uint64_t, std::uint64_t v) { out.v += v; });
+        break;
+    case op::insert: tree.insert(a, b); break;
+    case op::erase: tree.erase(a); break;
+    case op::put: tree.put(a, b); break;
+    default: break;  // not offered: the kind lists what it supports
+    }
+}
+
 class volatile_tree final : public subject {
 public:
     explicit volatile_tree(const subject_config& c) : sinks_(c.threads) {
         for (std::uint64_t i = 0; i < c.initial_size; ++i) tree_.insert(prefill_key(i), i);
     }
-    void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
-        switch (o) {
-        case op::contains: sinks_[tid].v += tree_.contains(a); break;
-        case op::get:
-            if (const auto v = tree_.get(a)) sinks_[tid].v += *v;
-            break;
-        case op::scan:
-            tree_.scan(a, b, [&](std::uint64_t, std::uint64_t v) { sinks_[tid].v += v; });
-            break;
-        case op::insert: tree_.insert(a, b); break;
-        case op::erase: tree_.erase(a); break;
-        case op::put: tree_.put(a, b); break;
-        default: break;  // not offered: the kind lists what it supports
-        }
-    }
+    void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override { run_on(tree_, o, a, b, sinks_[tid]); }
     bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
         tree_.scan(0, ~std::size_t{0}, f);
         return true;
@@ -68,14 +72,16 @@ private:
     std::vector<sink> sinks_;
 };
 
-// CpNvm's image for `keys` keys at most: nodes take about 100 bytes per key (a 1 KiB size
-// class per leaf of 16-32 keys, inner nodes), twice that for a margin, at least 64 MiB.
+// CpNvm's image for `keys` keys at most: nodes take about 40 bytes per key (a 576-byte leaf
+// of 16-32 keys, inner nodes), 200 for a margin, at least 4 MiB; a log per thread of a
+// quarter of the image, at most 16 MiB (a thread whose marks fill half of it checkpoints).
+// The pool file is allocated up front: small measurements keep small pools.
 image_options cpnvm_options(const subject_config& c, std::chrono::milliseconds interval) {
-    const std::uint64_t keys = c.capacity_hint ? c.capacity_hint : 2 * c.initial_size + (1 << 20);
+    const std::uint64_t keys = c.capacity_hint ? c.capacity_hint : 2 * c.initial_size + (1 << 16);
     image_options o;
-    o.image_bytes = std::max<std::uint64_t>(std::uint64_t{64} << 20, std::bit_ceil(keys * 200));
+    o.image_bytes = std::max<std::uint64_t>(std::uint64_t{4} << 20, std::bit_ceil(keys * 200));
     o.max_threads = c.threads + 1;  // the workers and the prefilling thread
-    o.log_bytes = std::uint64_t{16} << 20;
+    o.log_bytes = std::min<std::uint64_t>(std::uint64_t{16} << 20, o.image_bytes / 4);
     o.interval = interval;
     return o;
 }
@@ -107,19 +113,7 @@ public:
     void attach(unsigned tid) override { scopes_[tid].emplace(image_.register_thread()); }
     void detach(unsigned tid) override { scopes_[tid].reset(); }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
-        switch (o) {
-        case op::contains: sinks_[tid].v += tree_->contains(a); break;
-        case op::get:
-            if (const auto v = tree_->get(a)) sinks_[tid].v += *v;
-            break;
-        case op::scan:
-            tree_->scan(a, b, [&](std::uint64_t, std::uint64_t v) { sinks_[tid].v += v; });
-            break;
-        case op::insert: tree_->insert(a, b); break;
-        case op::erase: tree_->erase(a); break;
-        case op::put: tree_->put(a, b); break;
-        default: break;
-        }
+        run_on(*tree_, o, a, b, sinks_[tid]);
         image_.checkpoint();  // a consistent point: the operation is over, no lock held
     }
     bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ferrite/error.hpp"
+#include "ferrite/pmem/checksum.hpp"
 #include "ferrite/pmem/primitives.hpp"
 
 namespace ferrite::checkpoint {
@@ -35,13 +36,7 @@ struct record_header {
 };
 static_assert(sizeof(record_header) == 24);
 
-std::uint64_t fnv1a64(const void* p, std::size_t n) noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-std::uint64_t identity_checksum(const identity& id) noexcept { return fnv1a64(&id, offsetof(identity, checksum)); }
+std::uint64_t identity_checksum(const identity& id) noexcept { return pmem::fnv1a64(&id, offsetof(identity, checksum)); }
 
 // The record's checksum: the header's first three fields and the payload, word by word.
 std::uint32_t record_checksum(std::uint64_t epoch, std::uint64_t offset, std::uint32_t length,

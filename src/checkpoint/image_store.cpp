@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ferrite/error.hpp"
+#include "ferrite/pmem/checksum.hpp"
 #include "ferrite/pmem/primitives.hpp"
 
 namespace ferrite::checkpoint {
@@ -26,24 +27,11 @@ struct image_header {
 };
 static_assert(sizeof(image_header) <= header_bytes);
 
-std::uint64_t checksum_of(const image_header& h) noexcept {
-    std::uint64_t x = 0xcbf29ce484222325ull;
-    const auto* b = reinterpret_cast<const unsigned char*>(&h);
-    for (std::size_t i = 0; i < offsetof(image_header, checksum); ++i) x = (x ^ b[i]) * 0x100000001b3ull;
-    return x;
-}
+std::uint64_t checksum_of(const image_header& h) noexcept { return pmem::fnv1a64(&h, offsetof(image_header, checksum)); }
 
 [[noreturn]] void damaged(std::uint64_t anchor, const std::string& what) {
     throw_damaged(pool_errc::damaged_object, "program image", "",
                   "at pool offset " + std::to_string(anchor) + ": " + what);
-}
-
-std::uint64_t heap_in_pool(const pmem::pool_ref& pool, const alloc::buddy_heap& heap) {
-    const auto lo = reinterpret_cast<std::uintptr_t>(pool.base());
-    const auto h = reinterpret_cast<std::uintptr_t>(heap.base());
-    if (h < lo || h - lo > pool.size() || heap.geometry().region_size > pool.size() - (h - lo))
-        throw usage_error("program image: the heap does not lie inside the pool '" + pool.path().string() + "'");
-    return h - lo;
 }
 
 // The block `anchor` names, checked to be a block of the heap a create left (live or still
@@ -51,7 +39,7 @@ std::uint64_t heap_in_pool(const pmem::pool_ref& pool, const alloc::buddy_heap& 
 std::byte* image_block(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, std::uint64_t anchor,
                        std::uint64_t& usable) {
     if (anchor == 0) throw error("no program image at pool offset 0 of '" + pool.path().string() + "'; create it first");
-    const std::uint64_t in_pool = heap_in_pool(pool, heap);
+    const std::uint64_t in_pool = alloc::heap_in_pool(pool, heap, "program image");
     const auto& g = heap.geometry();
     if (anchor % 64 != 0 || anchor < in_pool || anchor - in_pool < g.arena_offset ||
         anchor - in_pool >= g.arena_offset + g.arena_size)
@@ -84,7 +72,7 @@ image_store image_store::create(const pmem::pool_ref& pool, alloc::buddy_heap& h
     if (bytes > heap.max_allocation())
         throw usage_error("program image: " + std::to_string(bytes) + " bytes (image, logs, header) exceed the heap's "
                           "largest block (" + std::to_string(heap.max_allocation()) + "): make the pool larger");
-    const std::uint64_t in_pool = heap_in_pool(pool, heap);
+    const std::uint64_t in_pool = alloc::heap_in_pool(pool, heap, "program image");
     auto* block = static_cast<std::byte*>(heap.allocate(bytes));  // pending; may throw, nothing allocated
     image_header h{magic, version, shape.geometry.threads, shape.base, shape.geometry.log_bytes,
                    shape.geometry.image_bytes, 0};
