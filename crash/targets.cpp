@@ -1,6 +1,8 @@
 // The registry of built-in crash-test targets (see crash/targets.hpp).
 #include "targets.hpp"
 
+#include "checkpoint/checkpoint_targets.hpp"
+
 namespace ferrite::crash {
 
 void register_builtin_targets(sim::target_registry& registry) {
@@ -12,6 +14,8 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_dfc_targets(registry);
     register_catalog_targets(registry);
     register_sets_targets(registry);
+    checkpoint_targets::register_cpnvm_counter_target(registry);
+    checkpoint_targets::register_cpnvm_map_target(registry);
 }
 
 const sim::target_registry& builtin_targets() {

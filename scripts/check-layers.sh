@@ -13,7 +13,8 @@
 #   sync        pmem/observer.hpp, pmem/primitives.hpp (wait hints only: volatile layer)
 #   combining   pmem alloc sync
 #   sets        pmem alloc sync
-#   containers  pmem alloc sync combining sets
+#   checkpoint  pmem alloc sync       (CpNvm; InCLL later)
+#   containers  pmem alloc sync combining sets checkpoint
 # error.hpp is below every layer. Nothing in the library includes sim/, crash/, bench/,
 # tools/ or tests/: those sit above it.
 set -euo pipefail
@@ -28,7 +29,8 @@ declare -A allowed=(
   [sync]="pmem/observer.hpp pmem/primitives.hpp"
   [combining]="pmem alloc sync"
   [sets]="pmem alloc sync"
-  [containers]="pmem alloc sync combining sets"
+  [checkpoint]="pmem alloc sync"
+  [containers]="pmem alloc sync combining sets checkpoint"
 )
 problems=()
 

@@ -8,12 +8,26 @@
 //                  CpNvm tree over volatile-tree is what checkpointing costs, and
 //                  volatile-tree over ordered-map-mutex is what the tree itself costs.
 //
+//   cpnvm-tree     the same tree ported to CpNvm (cpnvm_btree.hpp): nodes and the tree object
+//                  in a ferrite::program_image (containers/program_image.hpp) in a scratch
+//                  pool, every node write marked, checkpoint() after every operation (an
+//                  epoch commits every 64 ms, or sooner when a thread's marks fill half its
+//                  log). cpnvm-tree-10ms and cpnvm-tree-1ms: the interval sweep of issue 19.
+//                  pwb/op and pfence/op are the checkpoints' (record write-backs, commit,
+//                  replay) spread over the operations.
+//
 // The tree is filled with prefill_key(i) -> i for i < initial_size, in increasing key order,
 // before any worker attaches (so its leaves start about half full, as sequential inserts
 // leave a B+-tree).
 #include "bench/trees/tree_subjects.hpp"
 
+#include <bit>
+#include <chrono>
+
+#include "bench/sets/set_pool.hpp"
 #include "bench/trees/btree.hpp"
+#include "bench/trees/cpnvm_btree.hpp"
+#include "ferrite/error.hpp"
 
 namespace ferrite::bench {
 namespace {
@@ -23,26 +37,30 @@ struct alignas(64) sink {
     std::uint64_t v = 0;
 };
 
+// One keyed operation on a tree (btree or cpnvm_btree), reads summed into `sink`.
+template <class Tree>
+void run_on(Tree& tree, op o, std::uint64_t a, std::uint64_t b, sink& out) {
+    switch (o) {
+    case op::contains: out.v += tree.contains(a); break;
+    case op::get:
+        if (const auto v = tree.get(a)) out.v += *v;
+        break;
+    case op::scan:
+        tree.scan(a, b, [&](std::uint64_t, std::uint64_t v) { out.v += v; });
+        break;
+    case op::insert: tree.insert(a, b); break;
+    case op::erase: tree.erase(a); break;
+    case op::put: tree.put(a, b); break;
+    default: break;  // not offered: the kind lists what it supports
+    }
+}
+
 class volatile_tree final : public subject {
 public:
     explicit volatile_tree(const subject_config& c) : sinks_(c.threads) {
         for (std::uint64_t i = 0; i < c.initial_size; ++i) tree_.insert(prefill_key(i), i);
     }
-    void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
-        switch (o) {
-        case op::contains: sinks_[tid].v += tree_.contains(a); break;
-        case op::get:
-            if (const auto v = tree_.get(a)) sinks_[tid].v += *v;
-            break;
-        case op::scan:
-            tree_.scan(a, b, [&](std::uint64_t, std::uint64_t v) { sinks_[tid].v += v; });
-            break;
-        case op::insert: tree_.insert(a, b); break;
-        case op::erase: tree_.erase(a); break;
-        case op::put: tree_.put(a, b); break;
-        default: break;  // not offered: the kind lists what it supports
-        }
-    }
+    void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override { run_on(tree_, o, a, b, sinks_[tid]); }
     bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
         tree_.scan(0, ~std::size_t{0}, f);
         return true;
@@ -54,6 +72,65 @@ private:
     std::vector<sink> sinks_;
 };
 
+// CpNvm's image for `keys` keys at most: nodes take about 40 bytes per key (a 576-byte leaf
+// of 16-32 keys, inner nodes), 200 for a margin, at least 4 MiB; a log per thread of a
+// quarter of the image, at most 16 MiB (a thread whose marks fill half of it checkpoints).
+// The pool file is allocated up front: small measurements keep small pools.
+image_options cpnvm_options(const subject_config& c, std::chrono::milliseconds interval) {
+    const std::uint64_t keys = c.capacity_hint ? c.capacity_hint : 2 * c.initial_size + (1 << 16);
+    image_options o;
+    o.image_bytes = std::max<std::uint64_t>(std::uint64_t{4} << 20, std::bit_ceil(keys * 200));
+    o.max_threads = c.threads + 1;  // the workers and the prefilling thread
+    o.log_bytes = std::min<std::uint64_t>(std::uint64_t{16} << 20, o.image_bytes / 4);
+    o.interval = interval;
+    return o;
+}
+std::uint64_t cpnvm_heap_bytes(const image_options& o) {
+    const std::uint64_t block = std::bit_ceil(o.image_bytes + o.max_threads * o.log_bytes + (1 << 20));
+    return 2 * block;  // the buddy heap's largest block is below its arena size
+}
+
+class cpnvm_tree final : public subject {
+    using tree_type = cpnvm_btree<std::uint64_t, std::uint64_t>;
+
+public:
+    cpnvm_tree(const subject_config& c, std::chrono::milliseconds interval)
+        : options_(cpnvm_options(c, interval)), pool_(c.pool_dir, cpnvm_heap_bytes(options_)),
+          image_(program_image::create(pool_.pool(), pool_.heap(), pool_.anchor(), options_)), sinks_(c.threads),
+          scopes_(c.threads) {
+        if (tree_type::image != nullptr) throw usage_error("cpnvm-tree: one CpNvm tree at a time in a process");
+        tree_type::image = &image_;
+        auto me = image_.register_thread();
+        tree_ = new (image_.allocate(sizeof(tree_type))) tree_type();
+        image_.set_root("tree", tree_);
+        for (std::uint64_t i = 0; i < c.initial_size; ++i) {
+            tree_->insert(prefill_key(i), i);
+            image_.checkpoint();
+        }
+        image_.sync();
+    }
+    ~cpnvm_tree() override { tree_type::image = nullptr; }  // the tree's memory is the image's
+    void attach(unsigned tid) override { scopes_[tid].emplace(image_.register_thread()); }
+    void detach(unsigned tid) override { scopes_[tid].reset(); }
+    void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
+        run_on(*tree_, o, a, b, sinks_[tid]);
+        image_.checkpoint();  // a consistent point: the operation is over, no lock held
+    }
+    bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
+        tree_->scan(0, ~std::size_t{0}, f);
+        return true;
+    }
+    std::optional<std::uint64_t> read_checksum(unsigned tid) const override { return sinks_[tid].v; }
+
+private:
+    image_options options_;
+    set_pool pool_;
+    program_image image_;
+    tree_type* tree_ = nullptr;
+    std::vector<sink> sinks_;
+    std::vector<std::optional<program_image::thread_scope>> scopes_;
+};
+
 }  // namespace
 
 void register_tree_subjects(std::vector<subject_kind>& out) {
@@ -62,6 +139,15 @@ void register_tree_subjects(std::vector<subject_kind>& out) {
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
                    [](const subject_config& c) { return std::make_unique<volatile_tree>(c); },
                    op_family::keyed});
+    const auto add_cpnvm = [&](const char* name, const char* summary, std::chrono::milliseconds interval) {
+        out.push_back({name, summary, {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
+                       [interval](const subject_config& c) { return std::make_unique<cpnvm_tree>(c, interval); },
+                       op_family::keyed});
+    };
+    using namespace std::chrono_literals;
+    add_cpnvm("cpnvm-tree", "the plain B+-tree ported to CpNvm: marked writes, checkpoint every 64 ms (issue 19)", 64ms);
+    add_cpnvm("cpnvm-tree-10ms", "cpnvm-tree checkpointing every 10 ms", 10ms);
+    add_cpnvm("cpnvm-tree-1ms", "cpnvm-tree checkpointing every 1 ms", 1ms);
 }
 
 }  // namespace ferrite::bench

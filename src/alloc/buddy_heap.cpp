@@ -632,4 +632,12 @@ void buddy_heap::plan_release(std::uint64_t off, std::uint64_t slot) {
     ws_.write(table_.slot(slot), 0);
 }
 
+std::uint64_t heap_in_pool(const pmem::pool_ref& pool, const buddy_heap& heap, std::string_view who) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(pool.base());
+    const auto h = reinterpret_cast<std::uintptr_t>(heap.base());
+    if (h < lo || h - lo > pool.size() || heap.geometry().region_size > pool.size() - (h - lo))
+        throw usage_error(std::string(who) + ": the heap does not lie inside the pool '" + pool.path().string() + "'");
+    return h - lo;
+}
+
 }  // namespace ferrite::alloc

@@ -7,6 +7,7 @@
 
 #include "ferrite/containers/dfc_kinds.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
+#include "ferrite/containers/program_image.hpp"
 #include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/containers/vector_kind.hpp"
 
@@ -23,6 +24,7 @@ const kind_ops* const kinds[] = {
     &deque_kind,      // 7
     &durable_set_kind,  // 8
     &durable_map_kind,  // 9
+    &program_image_kind,  // 10
 };
 
 }  // namespace

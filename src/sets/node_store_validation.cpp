@@ -31,11 +31,7 @@ const char* heap_says(alloc::block_state s) noexcept { return alloc::to_string(s
 }  // namespace
 
 std::uint64_t heap_in_pool(const pmem::pool_ref& pool, const alloc::buddy_heap& heap) {
-    const auto lo = reinterpret_cast<std::uintptr_t>(pool.base());
-    const auto h = reinterpret_cast<std::uintptr_t>(heap.base());
-    if (h < lo || h - lo > pool.size() || heap.geometry().region_size > pool.size() - (h - lo))
-        throw usage_error("node_store: the heap does not lie inside the pool '" + pool.path().string() + "'");
-    return h - lo;
+    return alloc::heap_in_pool(pool, heap, "node_store");
 }
 
 checked_store check_store(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, std::uint64_t anchor) {

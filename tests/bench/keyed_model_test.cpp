@@ -120,7 +120,9 @@ TEST(BenchKeyedModel, EveryKeyedSubjectMatchesAMapOnOneThread) {
         }
         adopt_prefill_values(*s, m);
         EXPECT_EQ(contents(*s), m) << "after the prefill";
+        s->attach(0);  // the subject contract: a worker attaches before it runs operations
         const auto sum = drive(k, *s, m, 0, 7, 3000, key_range, 1, 0);
+        s->detach(0);
         EXPECT_EQ(contents(*s), m);
         EXPECT_EQ(s->read_checksum(0).value_or(sum), sum);
         if (!k.reopens) continue;
@@ -128,7 +130,9 @@ TEST(BenchKeyedModel, EveryKeyedSubjectMatchesAMapOnOneThread) {
             s->close_for_reopen();
             EXPECT_EQ(s->reopen(threads), m.size()) << threads << " recovery threads";
             EXPECT_EQ(contents(*s), m) << "after a reopen with " << threads << " recovery threads";
+            s->attach(0);
             drive(k, *s, m, 0, 11 + threads, 500, key_range, 1, 0);
+            s->detach(0);
             EXPECT_EQ(contents(*s), m) << "updates after the reopen";
         }
     }

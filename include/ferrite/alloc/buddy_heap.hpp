@@ -112,6 +112,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferrite/alloc/confirm_table.hpp"
@@ -262,5 +263,10 @@ private:
     std::vector<char> reserved_;  // per slot: pending at recover(), kept for finish_recovery
     mutable detail::spin_lock lock_;
 };
+
+// The pool offset of the heap's first byte (heap offset h is pool offset heap_in_pool + h),
+// for structures whose anchors are pool offsets of heap blocks. usage_error (naming `who`)
+// if the heap does not lie inside the pool.
+std::uint64_t heap_in_pool(const pmem::pool_ref& pool, const buddy_heap& heap, std::string_view who);
 
 }  // namespace ferrite::alloc

@@ -10,6 +10,7 @@
 // damaged or hostile word is found before it is used as a size or an offset.
 #pragma once
 
+#include "ferrite/pmem/checksum.hpp"
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -23,11 +24,7 @@ inline constexpr std::uint32_t min_area_bytes = 4096;
 
 namespace layout {
 
-// FNV-1a 64 of `n` bytes.
-constexpr std::uint64_t fnv1a64(const unsigned char* p, std::size_t n, std::uint64_t h = 0xcbf29ce484222325ull) noexcept {
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
+using pmem::fnv1a64;  // FNV-1a 64 of `n` bytes
 
 }  // namespace layout
 

@@ -17,22 +17,38 @@ constexpr bool under_tsan = true;
 constexpr bool under_tsan = false;
 #endif
 
+// n registered workers that each run step(t) until quit(), then finish; the constructor
+// returns once all are registered.
+struct counting_workers {
+    template <class Step>
+    counting_workers(world_stopper& stopper, unsigned n, Step step) : counters(n) {
+        for (unsigned t = 0; t < n; ++t)
+            threads.emplace_back([&stopper, this, step, t] {
+                stopper.register_worker(t);
+                registered.fetch_add(1);
+                while (!quitting.load(std::memory_order_relaxed)) step(counters[t]);
+                stopper.finish_worker(t);
+            });
+        while (registered.load() < n) std::this_thread::yield();
+    }
+    ~counting_workers() { quit(); }
+    void quit() {
+        quitting = true;
+        for (auto& th : threads)
+            if (th.joinable()) th.join();
+    }
+    std::vector<std::atomic<std::uint64_t>> counters;
+    std::atomic<bool> quitting{false};
+    std::atomic<unsigned> registered{0};
+    std::vector<std::thread> threads;
+};
+
 TEST(StopTheWorld, StoppedWorkersMakeNoProgressUntilResumed) {
     if (under_tsan) GTEST_SKIP() << "TSan delays asynchronous signals";
     constexpr unsigned n = 3;
     world_stopper stopper(n);
-    std::vector<std::atomic<std::uint64_t>> counters(n);
-    std::atomic<bool> quit{false};
-    std::atomic<unsigned> registered{0};
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < n; ++t)
-        ts.emplace_back([&, t] {
-            stopper.register_worker(t);
-            registered.fetch_add(1);
-            while (!quit.load(std::memory_order_relaxed)) counters[t].fetch_add(1, std::memory_order_relaxed);
-            stopper.finish_worker(t);
-        });
-    while (registered.load() < n) std::this_thread::yield();
+    counting_workers w(stopper, n, [](std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); });
+    auto& counters = w.counters;
     for (int round = 0; round < 50; ++round) {
         EXPECT_TRUE(stopper.stop());
         std::vector<std::uint64_t> before;
@@ -41,8 +57,7 @@ TEST(StopTheWorld, StoppedWorkersMakeNoProgressUntilResumed) {
         for (unsigned t = 0; t < n; ++t) EXPECT_EQ(counters[t].load(), before[t]) << "round " << round;
         stopper.resume();
     }
-    quit = true;
-    for (auto& th : ts) th.join();
+    w.quit();
     EXPECT_FALSE(stopper.stop()) << "finished workers are not stopped";
 }
 
@@ -82,21 +97,11 @@ TEST(StopTheWorld, StopsAtSectionEndsAreHonouredExactlyOnce) {
     if (under_tsan) GTEST_SKIP() << "TSan delays asynchronous signals";
     constexpr unsigned n = 3;  // more workers than this machine's cores: preemption mid-section
     world_stopper stopper(n, /*resend_every=*/1);
-    std::vector<std::atomic<std::uint64_t>> counters(n);
-    std::atomic<bool> quit{false};
-    std::atomic<unsigned> registered{0};
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < n; ++t)
-        ts.emplace_back([&, t] {
-            stopper.register_worker(t);
-            registered.fetch_add(1);
-            while (!quit.load(std::memory_order_relaxed)) {
-                world_stopper::critical_section cs;  // long enough for most signals to land in it
-                for (int spin = 0; spin < 200; ++spin) counters[t].fetch_add(1, std::memory_order_relaxed);
-            }
-            stopper.finish_worker(t);
-        });
-    while (registered.load() < n) std::this_thread::yield();
+    counting_workers w(stopper, n, [](std::atomic<std::uint64_t>& c) {
+        world_stopper::critical_section cs;  // long enough for most signals to land in it
+        for (int spin = 0; spin < 200; ++spin) c.fetch_add(1, std::memory_order_relaxed);
+    });
+    auto& counters = w.counters;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
     unsigned rounds = 0;
     bool stuck = false;
@@ -114,12 +119,12 @@ TEST(StopTheWorld, StopsAtSectionEndsAreHonouredExactlyOnce) {
             EXPECT_FALSE(stuck) << "worker " << t << " still parked after round " << rounds;
         }
     }
-    quit = true;
     if (stuck) {  // wake the stray parked worker so the threads can be joined
+        w.quitting = true;
         stopper.stop();
         stopper.resume();
     }
-    for (auto& th : ts) th.join();
+    w.quit();
     EXPECT_GT(rounds, 64u);
 }
 

@@ -1,0 +1,180 @@
+// crash/checkpoint/cpnvm_map_target.cpp: `cpnvm-map`, the B+-tree ported to CpNvm
+// (bench/trees/cpnvm_btree.hpp) in a ferrite::program_image (containers/program_image.hpp),
+// checkpointing after every operation.
+//
+// Root: {heap offset, image anchor}, then a buddy heap holding the image's block. The tree
+// object and its nodes (fanout 4: splits and merges within a few operations) live in the
+// image. Thread t's operation i draws a key from (seed, t, i) among 48 keys and inserts,
+// assigns or erases it, then calls checkpoint() (interval 0: every call commits, so the
+// threads run in lockstep and epoch e + 2 holds every thread's operation e; epoch 1 is the
+// setup's empty tree). The image's before_commit hook, run by the last thread of each
+// checkpoint while no thread writes, keeps a copy of the whole volatile image per epoch: the
+// program state the epoch commits.
+//
+// recover(): the heap's recovery, then the image's (image_store::open, epoch_log::recover:
+// validation, replay), the block confirmed, the heap's finish_recovery().
+//
+// Checker (buffered durability, and the port's marks): the persistent image equals, byte
+// for byte, the volatile image copied at the end of its committed epoch c, with c >= every
+// returned operation and c <= the most operations any thread had invoked. A write the port
+// forgot to mark would leave the persistent image behind the copy.
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/trees/cpnvm_btree.hpp"
+#include "checkpoint_targets.hpp"
+#include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/checkpoint/image_store.hpp"
+#include "ferrite/containers/program_image.hpp"
+#include "ferrite/pmem/primitives.hpp"
+#include "ferrite/sim/rng.hpp"
+
+namespace ferrite::crash::checkpoint_targets {
+namespace {
+
+using alloc::buddy_heap;
+using tree_type = bench::cpnvm_btree<std::uint64_t, std::uint64_t, 4>;
+
+constexpr std::uint64_t heap_bytes = 512 << 10;  // the image block (128 KiB) and the heap's own
+constexpr std::uint64_t key_range = 48;
+
+struct root_line {
+    std::uint64_t heap_offset;
+    std::uint64_t image_anchor;
+};
+
+image_options options_for(const sim::run_config& c) {
+    image_options o;
+    o.image_bytes = 64 << 10;
+    o.max_threads = c.threads;
+    o.log_bytes = 16 << 10;
+    o.interval = std::chrono::milliseconds(0);
+    return o;
+}
+
+class map_workload final : public sim::workload {
+public:
+    map_workload(pmem::pool& p, const sim::run_config& c) : config_(c), progress_(c.threads) {
+        if (tree_type::image != nullptr) throw usage_error("cpnvm-map: one CpNvm tree at a time in a process");
+        auto* root = static_cast<std::byte*>(p.root_bytes(64 + heap_bytes));
+        root_ = reinterpret_cast<root_line*>(root);
+        root_->heap_offset = static_cast<std::uint64_t>(root - p.base()) + 64;
+        heap_.reset(new buddy_heap(buddy_heap::create(p, root_->heap_offset, heap_bytes)));
+        auto o = options_for(c);
+        o.before_commit = [this](std::uint64_t epoch) { keep(epoch); };
+        image_ = std::make_unique<program_image>(program_image::create(p, *heap_, root_->image_anchor, o));
+        pmem::pwb(root_);
+        pmem::pfence();
+        tree_type::image = image_.get();
+        {
+            auto me = image_->register_thread();
+            tree_ = new (image_->allocate(sizeof(tree_type))) tree_type();
+            image_->set_root("tree", tree_);
+            image_->sync();  // epoch 1: the empty tree
+        }
+    }
+    ~map_workload() override { tree_type::image = nullptr; }
+
+    void run_thread(unsigned tid) override {
+        auto me = image_->register_thread();
+        // Every thread takes part from the first checkpoint on (lockstep epochs).
+        registered_.fetch_add(1);
+        while (registered_.load() < config_.threads) pmem::wait_hint();
+        for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
+            const std::uint64_t r = sim::mix(config_.seed, tid * 1000003 + i);
+            const std::uint64_t key = r % key_range;
+            progress_.begin(tid);
+            switch ((r >> 32) % 3) {
+                case 0: tree_->insert(key, r); break;
+                case 1: tree_->put(key, r ^ 0x5555); break;
+                default: tree_->erase(key); break;
+            }
+            image_->checkpoint();
+            progress_.end(tid);
+        }
+    }
+
+    const sim::op_progress& progress() const noexcept override { return progress_; }
+
+    void recover(pmem::pool& image) const override {
+        const auto* root = static_cast<const root_line*>(image.root_bytes(64 + heap_bytes));
+        buddy_heap heap = buddy_heap::open(image, root->heap_offset);
+        heap.recover();
+        checkpoint::image_store::open(image, heap, root->image_anchor).log().recover();
+        checkpoint::image_store::confirm(image, heap, root->image_anchor);
+        heap.finish_recovery();
+    }
+
+    std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
+        const auto* root = static_cast<const root_line*>(image.root_bytes(64 + heap_bytes));
+        buddy_heap heap = buddy_heap::open(image, root->heap_offset);
+        const auto store = checkpoint::image_store::open(image, heap, root->image_anchor);
+        const auto& log = store.log();
+        const std::uint64_t c = log.committed_epoch();
+        if (log.applied_epoch() != c)
+            return "after recovery the applied epoch " + std::to_string(log.applied_epoch()) + " differs from the committed " +
+                   std::to_string(c);
+        // Epoch 1 is the setup's; operation k of every thread is epoch k + 2.
+        std::uint64_t low = 0, high = 0;
+        for (unsigned t = 0; t < config_.threads; ++t) {
+            low = std::max(low, at_crash[t].completed);
+            high = std::max(high, at_crash[t].completed + (at_crash[t].pending ? 1 : 0));
+        }
+        if (c < low + 1 || c > high + 1)
+            return "committed epoch " + std::to_string(c) + " is outside [" + std::to_string(low + 1) + ", " +
+                   std::to_string(high + 1) + "] (returned and invoked operations at the crash, plus the setup's epoch)";
+        std::lock_guard g(history_mutex_);
+        if (c >= history_.size() || history_[c].empty())
+            return "no copy of the volatile image was kept for epoch " + std::to_string(c);
+        const auto& want = history_[c];
+        const auto bytes = std::min<std::uint64_t>(want.size(), log.geometry().image_bytes);
+        // The tree's lock (its first member) is not state: its bytes change as it is taken
+        // and released, unmarked, and after_restart() makes a new one.
+        const auto lock_at = static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(tree_) -
+                                                         image_->whole_image().data());
+        for (std::uint64_t at = 0; at < bytes; ++at)
+            if (want[at] != log.image()[at] && !(at >= lock_at && at < lock_at + sizeof(std::shared_mutex)))
+                return "persistent image byte " + std::to_string(at) + " (" + std::to_string(int(log.image()[at])) +
+                       ") differs from the volatile image at the end of epoch " + std::to_string(c) + " (" +
+                       std::to_string(int(want[at])) + ")";
+        return {};
+    }
+
+private:
+    void keep(std::uint64_t epoch) {
+        const auto whole = image_->whole_image();
+        std::lock_guard g(history_mutex_);
+        if (history_.size() <= epoch) history_.resize(epoch + 1);
+        history_[epoch].assign(whole.begin(), whole.end());
+    }
+
+    sim::run_config config_;
+    sim::op_progress progress_;
+    root_line* root_ = nullptr;
+    std::unique_ptr<buddy_heap> heap_;
+    std::unique_ptr<program_image> image_;
+    tree_type* tree_ = nullptr;
+    std::atomic<unsigned> registered_{0};
+    mutable std::mutex history_mutex_;
+    std::vector<std::vector<std::byte>> history_;  // the volatile image at the end of each epoch
+};
+
+}  // namespace
+
+void register_cpnvm_map_target(sim::target_registry& r) {
+    r.add(std::make_unique<sim::simple_target>(
+        sim::simple_target(
+            "cpnvm-map",
+            "the B+-tree ported to CpNvm in a program image, checkpointing after every insert, put or erase; the "
+            "persistent image must equal the volatile image at the end of a committed epoch >= every returned one",
+            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<map_workload>(p, c); },
+            [](const sim::run_config&) { return std::uint64_t{1} << 20; })
+            .with_mutation_scope({"src/checkpoint/"})));
+}
+
+}  // namespace ferrite::crash::checkpoint_targets

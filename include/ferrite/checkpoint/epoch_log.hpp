@@ -1,0 +1,113 @@
+// ferrite/checkpoint/epoch_log.hpp: the persistent half of CpNvm: per-thread redo logs, the
+// epoch commit record, replay into the persistent image, and recovery.
+//
+// Paper: [NVM] ch. 4 (docs/references.md): a checkpoint appends the contents of the regions
+// each thread marked to that thread's persistent redo log; background threads replay
+// finished epochs into the persistent image, one epoch at a time, idempotently; recovery
+// finishes the replay. [NVM] leaves the commit record, the record format and log-full
+// behaviour open (defect #4): docs/checkpointing.md fixes them, this file implements them.
+//
+// One region (64-byte aligned, in a pool) holds, in this order:
+//   line 0   identity: magic, version, threads, log_bytes, image_bytes, FNV-1a 64 checksum
+//   line 1   committed_epoch (u64): every record of epochs <= it is durable
+//   line 2   applied_epoch (u64): the image holds every epoch <= it
+//   logs     `threads` logs of log_bytes each
+//   image    image_bytes: the persistent image
+// A record: {u64 epoch, u64 image offset, u32 length, u32 checksum} then the bytes, padded
+// to 8; the checksum covers the other fields and the bytes. Each append also writes an end
+// marker (a zero epoch word) after its record, so a scan stops there whatever the bytes
+// after it held (a log is reused from its start after every replay).
+//
+// Crash consistency (the argument; the crash target `cpnvm-counter` checks it):
+//   append:  record + end marker stored, pwb of every line they touch. Not durable yet.
+//   seal:    pfence: the calling thread's records are durable (PP of its share).
+//   commit(E): after every thread of E sealed (the caller's barrier): committed := E, pwb,
+//            pfence (LP/PP of the epoch). So every record of a committed epoch is durable.
+//   replay:  for each committed, unapplied epoch in order, copy its records into the image
+//            (pwb per line); pfence; applied := committed, pwb, pfence. Copying an epoch
+//            again (a crash during replay) writes the same bytes: idempotent.
+//   A scan of a log trusts a record only if applied < epoch <= committed (and then checks
+//   offset, length and checksum): the epoch word is one aligned 8-byte store, so a torn or
+//   unfinished record reads as an epoch > committed (new) or <= applied (stale), and ends
+//   the scan like the end marker does. A reused log's stale records all have epochs <=
+//   applied: a log is reused only after applied covered them, durably.
+//   Recovery: validate every in-range record first (a bad one throws damaged_pool, nothing
+//   written), then replay. The image is then the state at the end of committed_epoch.
+//
+// Log-full: append() returns false and appends nothing; the caller (checkpointer) replays
+// and retries, and a region larger than the whole log is an error it reports. (The chained
+// log chunks of docs/checkpointing.md are not built yet.)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ferrite::checkpoint {
+
+struct log_geometry {
+    std::uint32_t threads = 1;          // thread logs, 1..256
+    std::uint64_t log_bytes = 1 << 16;  // per thread, a multiple of 64, >= 128
+    std::uint64_t image_bytes = 0;      // a multiple of 64, > 0
+};
+
+// Bytes a region with this geometry occupies (usage_error for a geometry out of range).
+std::uint64_t region_bytes(const log_geometry& g);
+
+struct replay_stats {
+    std::uint64_t epochs = 0;   // epochs with records applied
+    std::uint64_t records = 0;  // records copied
+    std::uint64_t bytes = 0;    // payload bytes copied
+};
+
+class epoch_log {
+public:
+    // Writes a fresh region (identity, epochs 0, empty logs, a zeroed image), durable on
+    // return. `bytes` must be at least region_bytes(g); region 64-byte aligned.
+    static epoch_log create(std::byte* region, std::uint64_t bytes, const log_geometry& g);
+    // Validates the identity and geometry against `bytes` (damaged_pool, nothing written).
+    // Does not replay: call recover().
+    static epoch_log open(std::byte* region, std::uint64_t bytes);
+
+    const log_geometry& geometry() const noexcept { return geometry_; }
+    std::uint64_t committed_epoch() const noexcept;
+    std::uint64_t applied_epoch() const noexcept;
+    std::byte* image() const noexcept { return image_; }
+
+    // Thread t's record of epoch `epoch` (> committed) for image bytes [offset, offset +
+    // length): false, with nothing appended, when t's log lacks room.
+    bool append(unsigned t, std::uint64_t epoch, std::uint64_t offset, const void* bytes, std::uint32_t length);
+    // Makes the calling thread's appended records durable (one pfence).
+    static void seal() noexcept;
+    // committed := epoch, durable. Every thread's records of `epoch` must be sealed.
+    void commit(std::uint64_t epoch);
+    // Applies the committed, unapplied epochs to the image; empties the logs. Single caller,
+    // no append concurrently.
+    replay_stats replay();
+    // Checks every committed, unapplied record (offset, length, checksum): damaged_pool on
+    // the first bad one. Writes nothing.
+    void validate_records() const;
+    // After a restart: validate_records(), then replay.
+    replay_stats recover();
+
+    std::uint64_t log_used(unsigned t) const noexcept { return used_[t]; }
+    std::uint64_t log_capacity() const noexcept { return geometry_.log_bytes; }
+    // Bytes a record of `length` payload bytes takes (header, padding, end marker).
+    static std::uint64_t record_bytes(std::uint32_t length) noexcept;
+
+private:
+    epoch_log(std::byte* region, const log_geometry& g);
+    std::byte* log_of(unsigned t) const noexcept;
+    // Validates thread t's records in (applied, committed]; returns where they end.
+    std::uint64_t scan(unsigned t, std::uint64_t applied, std::uint64_t committed) const;
+    // fn(epoch, image offset, length, bytes) for thread t's records in (applied, committed].
+    template <class Fn>
+    void for_each_record(unsigned t, Fn&& fn) const;
+
+    std::byte* region_;
+    log_geometry geometry_;
+    std::byte* image_;
+    std::vector<std::uint64_t> used_;  // per thread: bytes of its log written since the last replay
+};
+
+}  // namespace ferrite::checkpoint

@@ -1,0 +1,221 @@
+// The volatile half of CpNvm (see ferrite/checkpoint/checkpointer.hpp).
+#include "ferrite/checkpoint/checkpointer.hpp"
+
+#include <sched.h>
+
+#include <string>
+
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/observer.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::checkpoint {
+namespace {
+
+constexpr std::uint64_t line = 64;
+constexpr std::uint64_t arrived_mask = 0xffffffffull;
+constexpr std::uint64_t one_participant = std::uint64_t{1} << 32;
+constexpr std::uint64_t max_record_lines = (std::uint64_t{1} << 30) / line;  // 1 GiB records
+// A region's records take at most its bytes plus one header and end marker per line (when
+// every other line was cleared by another thread): record_bytes(64) = 96 per line.
+constexpr std::uint64_t need_per_line = 96;
+
+std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+checkpointer::checkpointer(epoch_log& log, std::byte* image, checkpoint_options o)
+    : log_(log), image_(image), options_(o), lines_(log.geometry().image_bytes / line),
+      bitmap_(std::make_unique<std::atomic<std::uint64_t>[]>((lines_ + 63) / 64)),
+      threads_(log.geometry().threads), last_checkpoint_ns_(now_ns()) {
+    if (reinterpret_cast<std::uintptr_t>(image) % line != 0)
+        throw usage_error("checkpointer: the volatile image must be 64-byte aligned");
+    if (options_.interval.count() < 0) throw usage_error("checkpointer: the interval must not be negative");
+}
+
+void checkpointer::join(unsigned t) {
+    if (t >= threads_.size())
+        throw usage_error("checkpointer: thread " + std::to_string(t) + " has no log (the log has " +
+                          std::to_string(threads_.size()) + ")");
+    if (threads_[t].joined) throw usage_error("checkpointer: thread " + std::to_string(t) + " joined twice");
+    // Not in the middle of a checkpoint: its barriers count the participants they started with.
+    for (auto w = barrier_word_.load(std::memory_order_acquire);;) {
+        if ((w & arrived_mask) != 0) {
+            pmem::wait_hint();
+            w = barrier_word_.load(std::memory_order_acquire);
+            continue;
+        }
+        if (barrier_word_.compare_exchange_weak(w, w + one_participant, std::memory_order_acq_rel)) break;
+    }
+    threads_[t].joined = true;
+}
+
+void checkpointer::leave(unsigned t) {
+    if (t >= threads_.size() || !threads_[t].joined)
+        throw usage_error("checkpointer: thread " + std::to_string(t) + " leaves without having joined");
+    if (!threads_[t].regions.empty()) request();  // its marked regions go into one more epoch
+    for (auto w = barrier_word_.load(std::memory_order_acquire);;) {
+        if ((w & arrived_mask) != 0 || due_.load(std::memory_order_acquire)) {
+            run_checkpoint(t);  // under way or due: take part first
+            w = barrier_word_.load(std::memory_order_acquire);
+            continue;
+        }
+        if (barrier_word_.compare_exchange_weak(w, w - one_participant, std::memory_order_acq_rel)) break;
+    }
+    threads_[t].joined = false;
+}
+
+void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
+    if (n == 0) return;
+    const std::uint64_t first = line_of(p);
+    const std::uint64_t last = line_of(static_cast<const std::byte*>(p) + n - 1);
+    if (first > last || last >= lines_)
+        throw usage_error("checkpointer::mark: [" + std::to_string(static_cast<const std::byte*>(p) - image_) + ", +" +
+                          std::to_string(n) + ") is not inside the volatile image");
+    bool newly = false;
+    for (std::uint64_t l = first; l <= last;) {
+        const std::uint64_t word = l / 64;
+        const std::uint64_t upto = std::min(last, word * 64 + 63);
+        const unsigned lo = static_cast<unsigned>(l % 64), hi = static_cast<unsigned>(upto % 64);
+        const std::uint64_t mask = (hi == 63 ? ~std::uint64_t{0} : ((std::uint64_t{1} << (hi + 1)) - 1)) &
+                                   ~((std::uint64_t{1} << lo) - 1);
+        auto& w = bitmap_[word];
+        if ((w.load(std::memory_order_relaxed) & mask) != mask)  // one load when already marked
+            newly |= (w.fetch_or(mask, std::memory_order_relaxed) & mask) != mask;
+        l = upto + 1;
+    }
+    if (!newly) return;
+    auto& me = threads_[t];
+    me.regions.push_back({first, last - first + 1});
+    me.log_need += (last - first + 1) * need_per_line;
+    // Half the log taken: the next checkpoint comes now rather than at the interval, so a
+    // thread that writes much in one interval does not run out of log.
+    if (me.log_need > log_.log_capacity() / 2) request();
+}
+
+bool checkpointer::is_due(thread_state& me) noexcept {
+    if (due_.load(std::memory_order_acquire)) return true;
+    // The clock is read every 16th call of a thread (a call costs a few nanoseconds then).
+    if (options_.interval.count() == 0 ||
+        (++me.calls % 16 == 0 && now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
+                                     std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count())) {
+        due_.store(true, std::memory_order_release);
+        return true;
+    }
+    return false;
+}
+
+bool checkpointer::checkpoint(unsigned t) {
+    if (t >= threads_.size() || !threads_[t].joined)
+        throw usage_error("checkpointer: thread " + std::to_string(t) + " checkpoints without having joined");
+    if (!is_due(threads_[t])) return false;
+    return run_checkpoint(t);
+}
+
+bool checkpointer::arrive(std::uint64_t& generation, unsigned barrier) {
+    generation = generation_.load(std::memory_order_acquire);
+    const auto w = barrier_word_.fetch_add(1, std::memory_order_acq_rel);
+    return (w & arrived_mask) + 1 == barrier * (w >> 32);
+}
+
+void checkpointer::wait_past(std::uint64_t generation) noexcept {
+    const bool simulated = pmem::installed_observer() != nullptr;
+    for (unsigned spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins) {
+        pmem::wait_hint();
+        if (!simulated && spins >= 256) ::sched_yield();  // threads may outnumber cores
+    }
+}
+
+void checkpointer::release(bool last_barrier) noexcept {
+    if (last_barrier) barrier_word_.fetch_and(~arrived_mask, std::memory_order_acq_rel);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool checkpointer::run_checkpoint(unsigned t) {
+    auto& me = threads_[t];
+    const bool too_big = me.log_need > log_.log_capacity();
+    // Barrier 1: every participant is at a consistent point. Arrivals count on through
+    // barrier 2 (the count is reset only when it releases), so no thread joins or leaves in
+    // between. A thread whose records cannot fit raises this checkpoint's abort before it
+    // arrives, so all see it after the barrier.
+    std::uint64_t g1 = generation_.load(std::memory_order_acquire);
+    if (too_big) abort_generation_.store(g1, std::memory_order_release);
+    if (arrive(g1, 1))
+        release(false);
+    else
+        wait_past(g1);
+    const bool aborted = abort_generation_.load(std::memory_order_acquire) == g1;
+    const std::uint64_t epoch = log_.committed_epoch() + 1;
+    if (!aborted) {
+        snapshot(t, epoch);
+        epoch_log::seal();
+    }
+    // Barrier 2: the last thread commits and replays the epoch before anyone goes on.
+    std::uint64_t g2 = 0;
+    if (arrive(g2, 2)) {
+        if (!aborted) {
+            if (options_.before_commit) options_.before_commit(epoch);
+            log_.commit(epoch);
+            log_.replay();
+            epochs_.fetch_add(1, std::memory_order_relaxed);
+            last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
+            due_.store(false, std::memory_order_release);
+        }
+        release(true);
+    } else {
+        wait_past(g2);
+    }
+    if (aborted && too_big)
+        throw usage_error("checkpointer: thread " + std::to_string(t) + " marked up to " + std::to_string(me.log_need) +
+                          " bytes of records in one epoch, its log holds " + std::to_string(log_.log_capacity()) +
+                          ": nothing was checkpointed; make the log larger or checkpoint more often");
+    return !aborted;
+}
+
+void checkpointer::snapshot(unsigned t, std::uint64_t epoch) {
+    auto& me = threads_[t];
+    for (const auto& r : me.regions) {
+        const std::uint64_t end = r.first_line + r.lines;
+        for (std::uint64_t l = r.first_line; l < end;) {
+            if (!clear_bit(l)) {
+                ++l;  // not marked any more: another thread logged it
+                continue;
+            }
+            const std::uint64_t run = l;
+            for (++l; l < end && l - run < max_record_lines && clear_bit(l);) ++l;
+            const auto bytes = (l - run) * line;
+            if (!log_.append(t, epoch, run * line, image_ + run * line, static_cast<std::uint32_t>(bytes)))
+                throw usage_error("checkpointer: thread " + std::to_string(t) + "'s log overflowed below its bound");
+            ++me.records;
+            me.bytes += bytes;
+        }
+    }
+    me.regions.clear();
+    me.log_need = 0;
+}
+
+std::uint64_t checkpointer::line_of(const void* p) const noexcept {
+    return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_) / line;
+}
+
+bool checkpointer::clear_bit(std::uint64_t l) noexcept {
+    const std::uint64_t bit = std::uint64_t{1} << (l % 64);
+    auto& w = bitmap_[l / 64];
+    if ((w.load(std::memory_order_relaxed) & bit) == 0) return false;
+    return (w.fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0;
+}
+
+checkpoint_stats checkpointer::stats() const noexcept {
+    checkpoint_stats s;
+    s.epochs = epochs_.load(std::memory_order_relaxed);
+    for (const auto& th : threads_) {
+        s.records += th.records;
+        s.bytes += th.bytes;
+    }
+    return s;
+}
+
+}  // namespace ferrite::checkpoint

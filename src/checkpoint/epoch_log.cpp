@@ -1,0 +1,266 @@
+// The persistent half of CpNvm (see ferrite/checkpoint/epoch_log.hpp).
+#include "ferrite/checkpoint/epoch_log.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/checksum.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::checkpoint {
+namespace {
+
+constexpr std::uint64_t line = 64;
+constexpr std::uint64_t magic = 0x31474f4c50434546ull;  // "FECPLOG1"
+constexpr std::uint32_t version = 1;
+constexpr std::uint32_t max_threads = 256;
+constexpr std::uint64_t header_lines = 3;  // identity, committed, applied
+
+struct identity {
+    std::uint64_t magic;
+    std::uint32_t version;
+    std::uint32_t threads;
+    std::uint64_t log_bytes;
+    std::uint64_t image_bytes;
+    std::uint64_t checksum;  // FNV-1a 64 of the fields above
+};
+static_assert(sizeof(identity) <= line);
+
+struct record_header {
+    std::uint64_t epoch;
+    std::uint64_t offset;
+    std::uint32_t length;
+    std::uint32_t checksum;
+};
+static_assert(sizeof(record_header) == 24);
+
+std::uint64_t identity_checksum(const identity& id) noexcept { return pmem::fnv1a64(&id, offsetof(identity, checksum)); }
+
+// The record's checksum: the header's first three fields and the payload, word by word.
+std::uint32_t record_checksum(std::uint64_t epoch, std::uint64_t offset, std::uint32_t length,
+                              const std::byte* payload) noexcept {
+    std::uint64_t h = 0x9e3779b97f4a7c15ull ^ epoch;
+    const auto mix = [&h](std::uint64_t w) {
+        h ^= w;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    };
+    mix(offset);
+    mix(length);
+    std::size_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, payload + i, 8);
+        mix(w);
+    }
+    if (i < length) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, payload + i, length - i);
+        mix(w);
+    }
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+
+constexpr std::uint64_t round_up(std::uint64_t n, std::uint64_t to) noexcept { return (n + to - 1) / to * to; }
+
+std::uint64_t* word_at(std::byte* region, std::uint64_t line_index) noexcept {
+    return reinterpret_cast<std::uint64_t*>(region + line_index * line);
+}
+
+[[noreturn]] void damaged(const std::string& what) {
+    throw_damaged(pool_errc::damaged_object, "checkpoint log", "", what);
+}
+
+void check_geometry(const log_geometry& g) {
+    if (g.threads == 0 || g.threads > max_threads)
+        throw usage_error("checkpoint log: threads must be 1.." + std::to_string(max_threads) + ", not " +
+                          std::to_string(g.threads));
+    if (g.log_bytes < 2 * line || g.log_bytes % line != 0 || g.log_bytes > (std::uint64_t{1} << 40))
+        throw usage_error("checkpoint log: log_bytes must be a multiple of 64 between 128 and 2^40, not " +
+                          std::to_string(g.log_bytes));
+    if (g.image_bytes == 0 || g.image_bytes % line != 0 || g.image_bytes > (std::uint64_t{1} << 46))
+        throw usage_error("checkpoint log: image_bytes must be a positive multiple of 64 up to 2^46, not " +
+                          std::to_string(g.image_bytes));
+}
+
+}  // namespace
+
+std::uint64_t region_bytes(const log_geometry& g) {
+    check_geometry(g);
+    return header_lines * line + g.threads * g.log_bytes + g.image_bytes;
+}
+
+std::uint64_t epoch_log::record_bytes(std::uint32_t length) noexcept {
+    return sizeof(record_header) + round_up(length, 8) + 8;  // + the end marker
+}
+
+epoch_log::epoch_log(std::byte* region, const log_geometry& g)
+    : region_(region), geometry_(g),
+      image_(region + header_lines * line + g.threads * g.log_bytes), used_(g.threads, 0) {}
+
+std::byte* epoch_log::log_of(unsigned t) const noexcept { return region_ + header_lines * line + t * geometry_.log_bytes; }
+
+epoch_log epoch_log::create(std::byte* region, std::uint64_t bytes, const log_geometry& g) {
+    const auto need = region_bytes(g);
+    if (bytes < need)
+        throw usage_error("checkpoint log: the region has " + std::to_string(bytes) + " bytes, the geometry needs " +
+                          std::to_string(need));
+    if (reinterpret_cast<std::uintptr_t>(region) % line != 0)
+        throw usage_error("checkpoint log: the region must be 64-byte aligned");
+    epoch_log log(region, g);
+    // Not yet named by anything: the order of these writes does not matter, one pfence at
+    // the end makes them durable before the caller publishes the region.
+    std::memset(log.image_, 0, g.image_bytes);
+    pmem::pwb_range(log.image_, g.image_bytes);
+    for (unsigned t = 0; t < g.threads; ++t) {
+        *reinterpret_cast<std::uint64_t*>(log.log_of(t)) = 0;  // end marker: an empty log
+        pmem::pwb(log.log_of(t));
+    }
+    *word_at(region, 1) = 0;
+    *word_at(region, 2) = 0;
+    pmem::pwb(word_at(region, 1));
+    pmem::pwb(word_at(region, 2));
+    identity id{magic, version, g.threads, g.log_bytes, g.image_bytes, 0};
+    id.checksum = identity_checksum(id);
+    std::memcpy(region, &id, sizeof id);
+    pmem::pwb(region);
+    pmem::pfence();  // PP of create: all of the above durable before the caller names the region
+    return log;
+}
+
+epoch_log epoch_log::open(std::byte* region, std::uint64_t bytes) {
+    if (bytes < header_lines * line) damaged("the region (" + std::to_string(bytes) + " bytes) is smaller than its header");
+    identity id;
+    std::memcpy(&id, region, sizeof id);
+    if (id.magic != magic) damaged("the region does not start with a checkpoint log's magic number");
+    if (id.version != version)
+        damaged("format version " + std::to_string(id.version) + ", this build reads version " + std::to_string(version));
+    if (id.checksum != identity_checksum(id)) damaged("the identity line's checksum does not match");
+    const log_geometry g{id.threads, id.log_bytes, id.image_bytes};
+    try {
+        if (region_bytes(g) > bytes)
+            damaged("the geometry needs " + std::to_string(region_bytes(g)) + " bytes, the region has " +
+                    std::to_string(bytes));
+    } catch (const usage_error& e) {
+        damaged(std::string("impossible geometry: ") + e.what());
+    }
+    epoch_log log(region, g);
+    if (log.applied_epoch() > log.committed_epoch())
+        damaged("applied epoch " + std::to_string(log.applied_epoch()) + " is past the committed epoch " +
+                std::to_string(log.committed_epoch()));
+    return log;
+}
+
+std::uint64_t epoch_log::committed_epoch() const noexcept { return *word_at(region_, 1); }
+std::uint64_t epoch_log::applied_epoch() const noexcept { return *word_at(region_, 2); }
+
+bool epoch_log::append(unsigned t, std::uint64_t epoch, std::uint64_t offset, const void* bytes, std::uint32_t length) {
+    if (t >= geometry_.threads) throw usage_error("checkpoint log: thread " + std::to_string(t) + " has no log");
+    if (length == 0 || offset > geometry_.image_bytes || length > geometry_.image_bytes - offset)
+        throw usage_error("checkpoint log: record [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                          ") is empty or outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
+    const auto size = record_bytes(length);
+    if (used_[t] + size > geometry_.log_bytes) return false;
+    std::byte* at = log_of(t) + used_[t];
+    const auto* payload = static_cast<const std::byte*>(bytes);
+    std::memcpy(at + sizeof(record_header), payload, length);
+    const auto padded = round_up(length, 8);
+    if (padded != length) std::memset(at + sizeof(record_header) + length, 0, padded - length);
+    const record_header h{epoch, offset, length, record_checksum(epoch, offset, length, payload)};
+    std::memcpy(at, &h, sizeof h);
+    std::memset(at + sizeof(record_header) + padded, 0, 8);  // end marker
+    pmem::pwb_range(at, size);
+    used_[t] += size - 8;  // the next record overwrites the end marker
+    return true;
+}
+
+void epoch_log::seal() noexcept {
+    pmem::pfence();  // PP: this thread's records of the epoch are durable before it may commit
+}
+
+void epoch_log::commit(std::uint64_t epoch) {
+    if (epoch <= committed_epoch())
+        throw usage_error("checkpoint log: epoch " + std::to_string(epoch) + " is not after the committed epoch " +
+                          std::to_string(committed_epoch()));
+    *word_at(region_, 1) = epoch;  // LP of the epoch
+    pmem::pwb(word_at(region_, 1));
+    pmem::pfence();  // PP: the epoch is committed when commit returns
+}
+
+std::uint64_t epoch_log::scan(unsigned t, std::uint64_t applied, std::uint64_t committed) const {
+    const std::byte* log = log_of(t);
+    std::uint64_t at = 0;
+    while (at + sizeof(record_header) <= geometry_.log_bytes) {
+        record_header h;
+        std::memcpy(&h, log + at, sizeof h);
+        if (h.epoch <= applied || h.epoch > committed) break;  // end marker, stale or uncommitted
+        const std::string where = "thread " + std::to_string(t) + "'s log, record at byte " + std::to_string(at) +
+                                  " (epoch " + std::to_string(h.epoch) + ")";
+        if (h.length == 0 || h.length > geometry_.log_bytes - at - sizeof(record_header))
+            damaged(where + ": length " + std::to_string(h.length) + " does not fit in the log");
+        if (h.offset > geometry_.image_bytes || h.length > geometry_.image_bytes - h.offset)
+            damaged(where + ": bytes [" + std::to_string(h.offset) + ", +" + std::to_string(h.length) +
+                    ") lie outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
+        if (h.checksum != record_checksum(h.epoch, h.offset, h.length, log + at + sizeof(record_header)))
+            damaged(where + ": checksum does not match its contents");
+        at += sizeof(record_header) + round_up(h.length, 8);
+    }
+    return at;
+}
+
+template <class Fn>
+void epoch_log::for_each_record(unsigned t, Fn&& fn) const {
+    const std::byte* log = log_of(t);
+    const auto applied = applied_epoch(), committed = committed_epoch();
+    std::uint64_t at = 0;
+    while (at + sizeof(record_header) <= geometry_.log_bytes) {
+        record_header h;
+        std::memcpy(&h, log + at, sizeof h);
+        if (h.epoch <= applied || h.epoch > committed) break;  // validated by scan() at recovery
+        fn(h.epoch, h.offset, h.length, log + at + sizeof(record_header));
+        at += sizeof(record_header) + round_up(h.length, 8);
+    }
+}
+
+replay_stats epoch_log::replay() {
+    replay_stats stats;
+    if (applied_epoch() < committed_epoch()) {
+        // The epochs the logs hold records of, in order (an epoch in which nobody marked
+        // anything has none, and needs nothing applied).
+        std::vector<std::uint64_t> epochs;
+        for (unsigned t = 0; t < geometry_.threads; ++t)
+            for_each_record(t, [&](std::uint64_t e, std::uint64_t, std::uint32_t, const std::byte*) { epochs.push_back(e); });
+        std::sort(epochs.begin(), epochs.end());
+        epochs.erase(std::unique(epochs.begin(), epochs.end()), epochs.end());
+        for (const auto e : epochs)
+            for (unsigned t = 0; t < geometry_.threads; ++t)
+                for_each_record(t, [&](std::uint64_t re, std::uint64_t offset, std::uint32_t length, const std::byte* bytes) {
+                    if (re != e) return;
+                    std::memcpy(image_ + offset, bytes, length);
+                    pmem::pwb_range(image_ + offset, length);
+                    ++stats.records;
+                    stats.bytes += length;
+                });
+        stats.epochs = epochs.size();
+        pmem::pfence();  // PP: the image holds the epochs before `applied` names them
+        *word_at(region_, 2) = committed_epoch();
+        pmem::pwb(word_at(region_, 2));
+        pmem::pfence();  // PP: durable before a log is reused (its records become stale)
+    }
+    for (auto& u : used_) u = 0;
+    return stats;
+}
+
+void epoch_log::validate_records() const {
+    const auto applied = applied_epoch(), committed = committed_epoch();
+    for (unsigned t = 0; t < geometry_.threads; ++t) scan(t, applied, committed);
+}
+
+replay_stats epoch_log::recover() {
+    validate_records();  // before anything is written
+    return replay();
+}
+
+}  // namespace ferrite::checkpoint

@@ -1,0 +1,161 @@
+// checkpointer: marking, due checkpoints, the barrier with several threads (more than this
+// machine's cores), join/leave, and the refusal of an epoch that cannot fit in a log. The
+// persistent image after a checkpoint must equal the volatile image.
+#include "ferrite/checkpoint/checkpointer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "ferrite/error.hpp"
+
+namespace ferrite::checkpoint {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct aligned_bytes {
+    explicit aligned_bytes(std::uint64_t n, int fill = 0)
+        : bytes(n), p(static_cast<std::byte*>(::operator new[](n, std::align_val_t{64}))) {
+        std::memset(p, fill, n);
+    }
+    ~aligned_bytes() { ::operator delete[](p, std::align_val_t{64}); }
+    aligned_bytes(const aligned_bytes&) = delete;
+    aligned_bytes& operator=(const aligned_bytes&) = delete;
+    std::uint64_t bytes;
+    std::byte* p;
+};
+
+struct fixture {
+    explicit fixture(log_geometry g, checkpoint_options o = {0ms, {}})
+        : region(region_bytes(g)), log(epoch_log::create(region.p, region.bytes, g)), image(g.image_bytes),
+          cp(log, image.p, o) {}
+    bool images_equal() const { return std::memcmp(log.image(), image.p, image.bytes) == 0; }
+    aligned_bytes region;
+    epoch_log log;
+    aligned_bytes image;
+    checkpointer cp;
+};
+
+TEST(Checkpointer, AMarkedWriteIsInThePersistentImageAfterTheCheckpoint) {
+    fixture f({1, 4096, 4096});
+    f.cp.join(0);
+    auto* p = f.image.p + 200;
+    f.cp.mark(0, p, 100);  // lines 3..4
+    std::memset(p, 0x5c, 100);
+    EXPECT_TRUE(f.cp.checkpoint(0));
+    EXPECT_EQ(f.cp.epoch(), 1u);
+    EXPECT_TRUE(f.images_equal());
+    const auto s = f.cp.stats();
+    EXPECT_EQ(s.epochs, 1u);
+    EXPECT_EQ(s.records, 1u) << "two adjacent lines are one record";
+    EXPECT_EQ(s.bytes, 128u);
+    // An unmarked write is not checkpointed (the program's contract: mark first).
+    f.image.p[1000] = std::byte{1};
+    EXPECT_TRUE(f.cp.checkpoint(0));
+    EXPECT_EQ(f.log.image()[1000], std::byte{0});
+}
+
+TEST(Checkpointer, ACheckpointIsDueAfterTheIntervalOrWhenRequested) {
+    fixture f({1, 4096, 4096}, {1h, {}});
+    f.cp.join(0);
+    f.cp.mark(0, f.image.p, 8);
+    f.image.p[0] = std::byte{7};
+    EXPECT_FALSE(f.cp.checkpoint(0)) << "the interval has not passed";
+    EXPECT_EQ(f.cp.epoch(), 0u);
+    f.cp.request();
+    EXPECT_TRUE(f.cp.checkpoint(0));
+    EXPECT_EQ(f.log.image()[0], std::byte{7});
+    EXPECT_FALSE(f.cp.checkpoint(0)) << "the request is used up";
+}
+
+TEST(Checkpointer, MarkingOutsideTheImageIsAUsageError) {
+    fixture f({1, 4096, 4096});
+    f.cp.join(0);
+    EXPECT_THROW(f.cp.mark(0, f.image.p + 4096, 1), usage_error);
+    EXPECT_THROW(f.cp.mark(0, f.image.p + 4000, 200), usage_error);
+    EXPECT_THROW(f.cp.join(1), usage_error) << "one log, one thread";
+    EXPECT_THROW(f.cp.join(0), usage_error) << "joined twice";
+}
+
+TEST(Checkpointer, AnEpochThatCannotFitIsRefusedByEveryThread) {
+    fixture f({2, 256, 8192});
+    f.cp.join(0);
+    f.cp.join(1);
+    f.cp.mark(0, f.image.p, 1024);  // 16 lines: far more than a 256-byte log holds
+    std::memset(f.image.p, 1, 1024);
+    std::atomic<bool> other_returned{false};
+    std::thread other([&] {
+        f.cp.mark(1, f.image.p + 4096, 8);
+        EXPECT_FALSE(f.cp.checkpoint(1)) << "it took part in a refused checkpoint";
+        other_returned = true;
+    });
+    EXPECT_THROW(f.cp.checkpoint(0), usage_error);
+    other.join();
+    EXPECT_TRUE(other_returned.load());
+    EXPECT_EQ(f.cp.epoch(), 0u) << "nothing committed";
+    EXPECT_EQ(f.log.image()[0], std::byte{0});
+}
+
+// Threads in lockstep (interval 0), more of them than cores: each writes its own lines and
+// a shared counter line under a mutex; after every checkpoint the images agree.
+TEST(Checkpointer, ManyThreadsCheckpointInLockstepAndTheImagesAgree) {
+    constexpr unsigned n = 4;
+    constexpr int rounds = 300;
+    fixture f({n, 4096, 64 * (n * 4 + 1)});
+    for (unsigned t = 0; t < n; ++t) f.cp.join(t);
+    std::mutex shared_mutex;
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < n; ++t)
+        ts.emplace_back([&, t] {
+            for (int r = 0; r < rounds; ++r) {
+                auto* mine = f.image.p + 64 * (1 + t * 4 + r % 4);
+                f.cp.mark(t, mine, 64);
+                std::memset(mine, r & 0xff, 64);
+                {
+                    std::lock_guard g(shared_mutex);
+                    auto* counter = reinterpret_cast<std::uint64_t*>(f.image.p);
+                    f.cp.mark(t, counter, 8);
+                    ++*counter;
+                }
+                EXPECT_TRUE(f.cp.checkpoint(t));
+            }
+        });
+    for (auto& th : ts) th.join();
+    EXPECT_EQ(f.cp.epoch(), static_cast<std::uint64_t>(rounds));
+    EXPECT_TRUE(f.images_equal());
+    std::uint64_t counter = 0;
+    std::memcpy(&counter, f.log.image(), 8);
+    EXPECT_EQ(counter, std::uint64_t{n} * rounds);
+}
+
+// Threads with their own pace (an interval), leaving at different times: a leaving thread's
+// marks still reach the persistent image, and the others never wait for a thread that left.
+TEST(Checkpointer, ThreadsLeaveAtDifferentTimesAndTheirMarksArePersisted) {
+    constexpr unsigned n = 3;
+    fixture f({n, 1 << 16, 64 * 64}, {1ms, {}});
+    for (unsigned t = 0; t < n; ++t) f.cp.join(t);
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < n; ++t)
+        ts.emplace_back([&, t] {
+            const int ops = 2000 * static_cast<int>(t + 1);
+            for (int i = 0; i < ops; ++i) {
+                auto* l = f.image.p + 64 * (t * 20 + i % 20);
+                f.cp.mark(t, l, 64);
+                std::memset(l, (i + static_cast<int>(t)) & 0xff, 64);
+                f.cp.checkpoint(t);
+            }
+            f.cp.leave(t);
+        });
+    for (auto& th : ts) th.join();
+    EXPECT_TRUE(f.images_equal()) << "every thread's last writes were checkpointed when it left";
+    EXPECT_GE(f.cp.epoch(), 1u);
+}
+
+}  // namespace
+}  // namespace ferrite::checkpoint
