@@ -280,10 +280,12 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
         slot.growth.ops = n;
         // Every worker's growth ends before any steady pair: the table is at N. A worker
         // that failed still arrives (nobody waits forever) and runs no pair.
+        if (attached) subj->pause(tid);
         grown.fetch_add(1, std::memory_order_acq_rel);
         grown.notify_all();
         for (unsigned g; (g = grown.load(std::memory_order_acquire)) < threads;)
             grown.wait(g, std::memory_order_acquire);
+        if (attached) subj->resume(tid);
         if (attached && !slot.growth.failure) {
             try {
                 for (std::uint64_t j = 0; j < cfg.ops_per_thread; ++j) {

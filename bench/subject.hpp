@@ -84,6 +84,11 @@ public:
     virtual ~subject() = default;
     virtual void attach(unsigned tid) { (void)tid; }  // in the worker, before timing
     virtual void detach(unsigned tid) { (void)tid; }  // in the worker, after timing
+    // In the worker, around a wait for the other workers in which it runs no operation (the
+    // harness's phase barriers): a subject whose threads wait for each other inside
+    // operations (CpNvm's checkpoint barrier) must not count on this one meanwhile.
+    virtual void pause(unsigned tid) { (void)tid; }
+    virtual void resume(unsigned tid) { (void)tid; }
     // One operation; arguments a, b are values or indices (reduced modulo size by the subject).
     virtual void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) = 0;
     // The combining engine's record since creation (every engine's stats()), nullopt for a

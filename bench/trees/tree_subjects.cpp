@@ -97,7 +97,7 @@ public:
     cpnvm_tree(const subject_config& c, std::chrono::milliseconds interval)
         : options_(cpnvm_options(c, interval)), pool_(c.pool_dir, cpnvm_heap_bytes(options_)),
           image_(program_image::create(pool_.pool(), pool_.heap(), pool_.anchor(), options_)), sinks_(c.threads),
-          scopes_(c.threads) {
+          scopes_(c.threads), quiet_(c.threads) {
         if (tree_type::image != nullptr) throw usage_error("cpnvm-tree: one CpNvm tree at a time in a process");
         tree_type::image = &image_;
         auto me = image_.register_thread();
@@ -112,6 +112,8 @@ public:
     ~cpnvm_tree() override { tree_type::image = nullptr; }  // the tree's memory is the image's
     void attach(unsigned tid) override { scopes_[tid].emplace(image_.register_thread()); }
     void detach(unsigned tid) override { scopes_[tid].reset(); }
+    void pause(unsigned tid) override { quiet_[tid].emplace(image_.quiesce()); }
+    void resume(unsigned tid) override { quiet_[tid].reset(); }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
         run_on(*tree_, o, a, b, sinks_[tid]);
         image_.checkpoint();  // a consistent point: the operation is over, no lock held
@@ -129,6 +131,7 @@ private:
     tree_type* tree_ = nullptr;
     std::vector<sink> sinks_;
     std::vector<std::optional<program_image::thread_scope>> scopes_;
+    std::vector<std::optional<program_image::quiescent_scope>> quiet_;
 };
 
 }  // namespace

@@ -177,6 +177,20 @@ program_image::thread_scope::~thread_scope() {
     s.in_use[tid_].store(false);
 }
 
+program_image::quiescent_scope program_image::quiesce() {
+    const unsigned t = current_tid("quiesce");
+    s_->cp.leave(t);  // takes part in a due checkpoint first
+    return quiescent_scope(this, t);
+}
+
+program_image::quiescent_scope::quiescent_scope(quiescent_scope&& o) noexcept : img_(o.img_), tid_(o.tid_) {
+    o.img_ = nullptr;
+}
+
+program_image::quiescent_scope::~quiescent_scope() {
+    if (img_ != nullptr) img_->s_->cp.join(tid_);  // waits while a checkpoint is under way
+}
+
 unsigned program_image::current_tid(const char* what) const {
     for (const auto& r : tls_registrations)
         if (r.image == s_.get()) return r.tid;

@@ -100,6 +100,25 @@ public:
     // thread is already).
     thread_scope register_thread();
 
+    // A registered thread about to wait for something other than the image's threads (a
+    // lock of the program's own, input, another thread's phase) takes part in a checkpoint
+    // that is due, then stops counting in checkpoints until the scope ends: the others'
+    // checkpoints no longer wait for it. It must not write the image (nor mark, nor
+    // checkpoint) meanwhile. (docs/checkpointing.md, section 5.)
+    class quiescent_scope {
+    public:
+        quiescent_scope(quiescent_scope&&) noexcept;
+        quiescent_scope& operator=(quiescent_scope&&) = delete;
+        ~quiescent_scope();
+
+    private:
+        friend class program_image;
+        quiescent_scope(program_image* img, unsigned tid) noexcept : img_(img), tid_(tid) {}
+        program_image* img_;
+        unsigned tid_;
+    };
+    quiescent_scope quiesce();
+
     void mark(const void* p, std::size_t n);
     bool checkpoint();  // true when an epoch committed in this call
     void sync();        // commits an epoch now; returns after it is durable

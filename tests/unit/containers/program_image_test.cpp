@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -196,6 +197,38 @@ TEST_F(ProgramImageTest, SeveralThreadsCheckpointTogether) {
     auto me = img->register_thread();
     img->sync();
     for (auto* p : slots) EXPECT_EQ(*p, 200u);
+}
+
+// A registered thread that waits for something else (here: the other thread's sync) quiesces
+// first; without that, the other thread's sync would wait for it forever.
+TEST_F(ProgramImageTest, AQuiescentThreadDoesNotHoldUpTheOthersCheckpoints) {
+    auto s = open();
+    auto img = s.names().open<program_image>("app", small());
+    std::atomic<bool> synced{false};
+    std::atomic<int> stage{0};
+    std::thread waiter([&] {
+        auto me = img->register_thread();
+        stage = 1;
+        {
+            auto quiet = img->quiesce();
+            stage = 2;
+            while (!synced.load()) std::this_thread::yield();
+        }
+        auto* n = fill_numbers(*img, 11);  // writes again after its quiescent scope
+        (void)n;
+        img->sync();
+    });
+    {
+        auto me = img->register_thread();
+        while (stage.load() < 2) std::this_thread::yield();
+        fill_numbers(*img, 9);
+        img->sync();  // the waiter is quiescent: this commits without it
+        synced = true;
+    }
+    waiter.join();
+    auto* n = static_cast<u64*>(img->root("numbers"));
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n[5], 55u);
 }
 
 TEST_F(ProgramImageTest, TheKindValidatesAndDescribesTheImage) {
