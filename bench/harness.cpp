@@ -14,6 +14,18 @@
 namespace ferrite::bench {
 namespace {
 
+// A worker's attach(tid): true, or false with the failure recorded (the worker still takes
+// its place in the start gate, so nobody waits for it forever, and runs no operation).
+bool attach_worker(subject& s, unsigned tid, std::exception_ptr& failure) {
+    try {
+        s.attach(tid);
+        return true;
+    } catch (...) {
+        failure = std::current_exception();
+        return false;
+    }
+}
+
 using clock = std::chrono::steady_clock;
 constexpr std::uint64_t stop_check_every = 64;
 
@@ -255,13 +267,7 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
 
     auto body = [&](unsigned tid) {
         auto& slot = slots[tid];
-        bool attached = true;
-        try {
-            subj->attach(tid);
-        } catch (...) {
-            slot.growth.failure = std::current_exception();
-            attached = false;
-        }
+        const bool attached = attach_worker(*subj, tid, slot.growth.failure);
         op_stream stream(w, tid, cfg.seed + rep, start_keys, key_options_for(cfg, w));
         sampled_ops inserts(*subj, tid, stream, cfg.latency_every, cfg.seed + rep);  // this thread's new keys
         const std::uint64_t share = to_insert / threads + (tid < to_insert % threads ? 1 : 0);
@@ -342,13 +348,7 @@ rep_result measure(const measured_structure& entry, const workload& w, unsigned 
 
     auto body = [&](unsigned tid) {
         auto& slot = slots[tid];
-        bool attached = true;
-        try {
-            subj->attach(tid);
-        } catch (...) {
-            slot.failure = std::current_exception();
-            attached = false;
-        }
+        const bool attached = attach_worker(*subj, tid, slot.failure);
         op_stream stream(w, tid, cfg.seed + rep, initial, key_options_for(cfg, w));
         sampled_ops ops(*subj, tid, stream, cfg.latency_every, cfg.seed + rep);
         auto one_op = [&] { ops.run_next(slot.latency); };

@@ -111,11 +111,7 @@ public:
                    " differs from the committed epoch " + std::to_string(log.committed_epoch());
         std::uint64_t c = 0;
         std::memcpy(&c, log.image(), 8);  // thread 0's counter: the epoch the image holds
-        std::uint64_t low = 0, high = 0;
-        for (unsigned t = 0; t < config_.threads; ++t) {
-            low = std::max(low, at_crash[t].completed);
-            high = std::max(high, at_crash[t].completed + (at_crash[t].pending ? 1 : 0));
-        }
+        const auto [low, high] = operation_bounds(at_crash, config_.threads);
         if (c < low || c > high)
             return "the image holds epoch " + std::to_string(c) + ", outside [" + std::to_string(low) + ", " +
                    std::to_string(high) + "] (returned and invoked operations at the crash)";

@@ -120,11 +120,7 @@ public:
             return "after recovery the applied epoch " + std::to_string(log.applied_epoch()) + " differs from the committed " +
                    std::to_string(c);
         // Epoch 1 is the setup's; operation k of every thread is epoch k + 2.
-        std::uint64_t low = 0, high = 0;
-        for (unsigned t = 0; t < config_.threads; ++t) {
-            low = std::max(low, at_crash[t].completed);
-            high = std::max(high, at_crash[t].completed + (at_crash[t].pending ? 1 : 0));
-        }
+        const auto [low, high] = operation_bounds(at_crash, config_.threads);
         if (c < low + 1 || c > high + 1)
             return "committed epoch " + std::to_string(c) + " is outside [" + std::to_string(low + 1) + ", " +
                    std::to_string(high + 1) + "] (returned and invoked operations at the crash, plus the setup's epoch)";

@@ -189,37 +189,33 @@ void epoch_log::commit(std::uint64_t epoch) {
     pmem::pfence();  // PP: the epoch is committed when commit returns
 }
 
-std::uint64_t epoch_log::scan(unsigned t, std::uint64_t applied, std::uint64_t committed) const {
-    const std::byte* log = log_of(t);
-    std::uint64_t at = 0;
-    while (at + sizeof(record_header) <= geometry_.log_bytes) {
-        record_header h;
-        std::memcpy(&h, log + at, sizeof h);
-        if (h.epoch <= applied || h.epoch > committed) break;  // end marker, stale or uncommitted
-        const std::string where = "thread " + std::to_string(t) + "'s log, record at byte " + std::to_string(at) +
-                                  " (epoch " + std::to_string(h.epoch) + ")";
-        if (h.length == 0 || h.length > geometry_.log_bytes - at - sizeof(record_header))
-            damaged(where + ": length " + std::to_string(h.length) + " does not fit in the log");
-        if (h.offset > geometry_.image_bytes || h.length > geometry_.image_bytes - h.offset)
-            damaged(where + ": bytes [" + std::to_string(h.offset) + ", +" + std::to_string(h.length) +
-                    ") lie outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
-        if (h.checksum != record_checksum(h.epoch, h.offset, h.length, log + at + sizeof(record_header)))
-            damaged(where + ": checksum does not match its contents");
-        at += sizeof(record_header) + round_up(h.length, 8);
-    }
-    return at;
-}
-
+// The one walk of a log: records in (applied, committed] from the start, to the first record
+// outside that range (end marker, stale or uncommitted). With `validate`, each record's
+// length, image range and checksum are checked before fn sees it (damaged_pool on the
+// first bad one): recovery validates every log before it writes; replay after that, or of
+// records this process wrote, trusts them.
 template <class Fn>
-void epoch_log::for_each_record(unsigned t, Fn&& fn) const {
+void epoch_log::for_each_record(unsigned t, bool validate, Fn&& fn) const {
     const std::byte* log = log_of(t);
     const auto applied = applied_epoch(), committed = committed_epoch();
     std::uint64_t at = 0;
     while (at + sizeof(record_header) <= geometry_.log_bytes) {
         record_header h;
         std::memcpy(&h, log + at, sizeof h);
-        if (h.epoch <= applied || h.epoch > committed) break;  // validated by scan() at recovery
-        fn(h.epoch, h.offset, h.length, log + at + sizeof(record_header));
+        if (h.epoch <= applied || h.epoch > committed) break;
+        const std::byte* bytes = log + at + sizeof(record_header);
+        if (validate) {
+            const std::string where = "thread " + std::to_string(t) + "'s log, record at byte " + std::to_string(at) +
+                                      " (epoch " + std::to_string(h.epoch) + ")";
+            if (h.length == 0 || h.length > geometry_.log_bytes - at - sizeof(record_header))
+                damaged(where + ": length " + std::to_string(h.length) + " does not fit in the log");
+            if (h.offset > geometry_.image_bytes || h.length > geometry_.image_bytes - h.offset)
+                damaged(where + ": bytes [" + std::to_string(h.offset) + ", +" + std::to_string(h.length) +
+                        ") lie outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
+            if (h.checksum != record_checksum(h.epoch, h.offset, h.length, bytes))
+                damaged(where + ": checksum does not match its contents");
+        }
+        fn(h.epoch, h.offset, h.length, bytes);
         at += sizeof(record_header) + round_up(h.length, 8);
     }
 }
@@ -231,12 +227,12 @@ replay_stats epoch_log::replay() {
         // anything has none, and needs nothing applied).
         std::vector<std::uint64_t> epochs;
         for (unsigned t = 0; t < geometry_.threads; ++t)
-            for_each_record(t, [&](std::uint64_t e, std::uint64_t, std::uint32_t, const std::byte*) { epochs.push_back(e); });
+            for_each_record(t, false, [&](std::uint64_t e, std::uint64_t, std::uint32_t, const std::byte*) { epochs.push_back(e); });
         std::sort(epochs.begin(), epochs.end());
         epochs.erase(std::unique(epochs.begin(), epochs.end()), epochs.end());
         for (const auto e : epochs)
             for (unsigned t = 0; t < geometry_.threads; ++t)
-                for_each_record(t, [&](std::uint64_t re, std::uint64_t offset, std::uint32_t length, const std::byte* bytes) {
+                for_each_record(t, false, [&](std::uint64_t re, std::uint64_t offset, std::uint32_t length, const std::byte* bytes) {
                     if (re != e) return;
                     std::memcpy(image_ + offset, bytes, length);
                     pmem::pwb_range(image_ + offset, length);
@@ -254,8 +250,8 @@ replay_stats epoch_log::replay() {
 }
 
 void epoch_log::validate_records() const {
-    const auto applied = applied_epoch(), committed = committed_epoch();
-    for (unsigned t = 0; t < geometry_.threads; ++t) scan(t, applied, committed);
+    for (unsigned t = 0; t < geometry_.threads; ++t)
+        for_each_record(t, true, [](std::uint64_t, std::uint64_t, std::uint32_t, const std::byte*) {});
 }
 
 replay_stats epoch_log::recover() {

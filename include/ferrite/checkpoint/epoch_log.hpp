@@ -98,11 +98,10 @@ public:
 private:
     epoch_log(std::byte* region, const log_geometry& g);
     std::byte* log_of(unsigned t) const noexcept;
-    // Validates thread t's records in (applied, committed]; returns where they end.
-    std::uint64_t scan(unsigned t, std::uint64_t applied, std::uint64_t committed) const;
-    // fn(epoch, image offset, length, bytes) for thread t's records in (applied, committed].
+    // fn(epoch, image offset, length, bytes) for thread t's records in (applied, committed],
+    // each checked first when `validate` (damaged_pool on a bad one).
     template <class Fn>
-    void for_each_record(unsigned t, Fn&& fn) const;
+    void for_each_record(unsigned t, bool validate, Fn&& fn) const;
 
     std::byte* region_;
     log_geometry geometry_;
