@@ -65,6 +65,12 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) 
     throw_damaged(pool_errc::damaged_object, "program image", "", what);
 }
 
+void check_root_name(std::string_view name) {
+    if (name.empty() || name.size() >= root_name_bytes)
+        throw usage_error("program_image: a root name has 1 to " + std::to_string(root_name_bytes - 1) + " bytes");
+}
+std::string_view name_of(const root_entry& r) noexcept { return {r.name, strnlen(r.name, root_name_bytes)}; }
+
 // The calling thread's registrations: (image state, thread id), a few images at once.
 struct registration {
     const void* image = nullptr;
@@ -133,6 +139,11 @@ program_image program_image::open(const pmem::pool_ref& pool, alloc::buddy_heap&
     const auto& shape = store.shape();
     if (shape.base == 0 || shape.base % page_size() != 0)
         damaged("the recorded volatile image address " + std::to_string(shape.base) + " is not page-aligned");
+    // The mapping is the image's size rounded to pages, and loading copies all of it from
+    // the persistent image: a size that is not whole pages would read past that.
+    if (shape.geometry.image_bytes % page_size() != 0 || shape.geometry.image_bytes < 2 * meta_bytes)
+        damaged("the recorded image size " + std::to_string(shape.geometry.image_bytes) +
+                " is not a whole number of pages of at least " + std::to_string(2 * meta_bytes) + " bytes");
     auto v = checkpoint::volatile_image::map(shape.base, shape.geometry.image_bytes);
     if (o.lazy)
         v.arm_lazy(store.log().image());
@@ -208,10 +219,9 @@ void program_image::sync() {
 }
 
 void* program_image::root(std::string_view name) const {
-    if (name.empty() || name.size() >= root_name_bytes)
-        throw usage_error("program_image: a root name has 1 to " + std::to_string(root_name_bytes - 1) + " bytes");
+    check_root_name(name);
     for (const auto& r : s_->meta().roots) {
-        if (std::string_view(r.name, strnlen(r.name, root_name_bytes)) != name) continue;
+        if (name_of(r) != name) continue;
         if (r.offset < meta_bytes || r.offset >= s_->image.size())
             damaged("root '" + std::string(name) + "' names image offset " + std::to_string(r.offset) +
                     ", outside the image's " + std::to_string(s_->image.size()) + " bytes");
@@ -221,8 +231,7 @@ void* program_image::root(std::string_view name) const {
 }
 
 void program_image::set_root(std::string_view name, const void* p) {
-    if (name.empty() || name.size() >= root_name_bytes)
-        throw usage_error("program_image: a root name has 1 to " + std::to_string(root_name_bytes - 1) + " bytes");
+    check_root_name(name);
     const auto* b = static_cast<const std::byte*>(p);
     if (p != nullptr && (b < data() || b >= data() + size()))
         throw usage_error("program_image::set_root: '" + std::string(name) + "' must point into the image");
@@ -230,7 +239,7 @@ void program_image::set_root(std::string_view name, const void* p) {
     std::lock_guard g(s_->alloc_mutex);
     root_entry* slot = nullptr;
     for (auto& r : s_->meta().roots) {
-        const std::string_view have(r.name, strnlen(r.name, root_name_bytes));
+        const std::string_view have = name_of(r);
         if (have == name) {
             slot = &r;
             break;
@@ -268,6 +277,9 @@ void* program_image::allocate(std::size_t bytes, bool mark_block) {
             a.free_heads[cls] = next;
             p = base + head;
         } else {
+            if (a.bump != 0 && (a.bump < meta_bytes || a.bump > s_->image.size()))
+                damaged("the allocator's bump pointer names offset " + std::to_string(a.bump) + ", outside the image's " +
+                        std::to_string(s_->image.size()) + " bytes");
             const std::uint64_t bump = a.bump == 0 ? meta_bytes : a.bump;
             const std::uint64_t at = round_up(bump, 64);
             if (at < meta_bytes || at > s_->image.size() || size > s_->image.size() - at)

@@ -12,6 +12,7 @@
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/combining/dfc_layout.hpp"
+#include "ferrite/containers/program_image.hpp"
 #include "ferrite/containers/store.hpp"
 #include "ferrite/containers/deque_layout.hpp"
 #include "ferrite/containers/vector_layout.hpp"
@@ -67,7 +68,21 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     auto pd = names.open<pfc_deque>("pfc-deque", 4);
     auto sm = names.open<soft_map>("smap", small_areas());
     auto ls = names.open<linkfree_set>("lfset", small_areas());
+    // A CpNvm image (8 KiB, one 4 KiB log): a counter root, checkpointed every round.
+    auto img = names.open<ferrite::program_image>(
+        "image", ferrite::image_options{.image_bytes = 8192, .max_threads = 1, .log_bytes = 4096, .base = 0,
+                                         .interval = std::chrono::milliseconds(0), .lazy = false, .load_threads = 1,
+                                         .before_commit = {}});
+    auto me = img->register_thread();
+    auto* counter = static_cast<u64*>(img->root("counter"));
+    if (counter == nullptr) {
+        counter = static_cast<u64*>(img->allocate(64));
+        img->set_root("counter", counter);
+    }
     for (u64 i = first; i < first + rounds; ++i) {
+        img->mark(counter, 8);
+        *counter = i;
+        img->checkpoint();
         // Keys 0..47 recur: later rounds erase, re-insert and (the map) replace them, leaving
         // deleted, superseded and reused node slots in the areas.
         (void)sm->insert(i % 48, i);

@@ -4,7 +4,9 @@
 // named object the catalog knows: vector<uint64_t>, vector<double>, a vector of a tagged
 // user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue, dfc_deque, the PFC stack,
 // queue and deque, a SOFT durable_map and a link-free durable_set (hash layouts, 4 KiB
-// areas: erased and superseded nodes among the live ones), filled and
+// areas: erased and superseded nodes among the live ones), a CpNvm program_image (8 KiB,
+// one 4 KiB log, checkpointed every round: crash images fall inside its checkpoints, with
+// committed epochs left to replay), filled and
 // churned so that the vectors grew (freed arrays), the DFC node pools grew into the heap
 // (chunk tables in use) and the catalog is a chain of several blocks: a fragmented heap. From
 // it come several images (whole-file byte strings):
