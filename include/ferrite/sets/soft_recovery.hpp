@@ -92,13 +92,14 @@ struct recovery_report {
 template <class K, class V>
 recovery_report rebuild(list<K, V>& l, unsigned threads) {
     using node_t = node<K, V>;
+    using link_t = link;
     using io = payload_io<K, V>;
     node_store& store = l.store();
     const slot_locator locate = [&store](std::uint64_t off) -> const pnode* {
         return reinterpret_cast<const pnode*>(store.node_at(off));
     };
     struct part {
-        std::vector<node_t*> members;
+        std::vector<link_t*> members;
         std::vector<pnode*> dead_superseded;
         std::vector<pnode*> invalid;
         std::vector<node_line*> dead;
@@ -140,7 +141,7 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
     });
     // Nothing was written so far; from here on nothing throws but allocation.
     recovery_report r;
-    std::vector<node_t*> members;
+    std::vector<link_t*> members;
     std::vector<node_line*> dead;
     std::vector<pnode*> to_delete, invalid;
     {
@@ -167,30 +168,31 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
     r.invalid = invalid.size();
     r.free = dead.size() - r.superseded - r.invalid;
 
-    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size()) : 1;
+    auto& dir = l.directory();
+    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size(), dir.load_factor()) : 1;
     struct policy {
-        node_t* sentinels;  // block of buckets - 1 nodes: list-order place i takes sentinels[i - 1]
+        typename list<K, V>::directory_t& dir;  // bucket b's sentinel is its slot
         std::mutex dropped_mutex{};
         std::vector<node_t*> dropped{};
-        std::uint64_t so_key(const node_t* n) const { return n->so_key; }
-        bool less(const node_t* a, const node_t* b) const {
+        std::uint64_t so_key(const link_t* n) const { return n->so_key; }
+        bool less(const link_t* a, const link_t* b) const {
             if (a->so_key != b->so_key) return a->so_key < b->so_key;
-            return compare_keys(a->key, b->key) < 0;
+            return compare_keys(static_cast<const node_t*>(a)->key, static_cast<const node_t*>(b)->key) < 0;
         }
-        node_t* make_sentinel(std::uint64_t so, std::uint64_t i) {
-            node_t* n = sentinels + (i - 1);
+        link_t* make_sentinel(std::uint64_t so, std::uint64_t) {
+            link_t* n = &dir.at(reverse_bits(so));  // so = reverse_bits(b)
             n->so_key = so;
             return n;
         }
-        void link(node_t* from, node_t* to) {
-            from->next.store(list<K, V>::word(to, inserted), std::memory_order_relaxed);
+        void link(link_t* from, link_t* to) {
+            from->next.store(list<K, V>::word_of(to, inserted), std::memory_order_relaxed);
         }
-        void drop_duplicate(node_t*, node_t* gone) {
+        void drop_duplicate(link_t*, link_t* gone) {
             std::lock_guard g(dropped_mutex);
-            dropped.push_back(gone);
+            dropped.push_back(static_cast<node_t*>(gone));
         }
-    } pol{l.node_block(buckets - 1)};
-    r.members = rebuild_split_ordered(l.directory(), l.head(), members, buckets, pol, threads);
+    } pol{dir};
+    r.members = rebuild_split_ordered(dir, l.head(), members, buckets, pol, threads);
     r.duplicates = pol.dropped.size();
     for (node_t* n : pol.dropped) {
         to_delete.push_back(n->pptr);

@@ -53,6 +53,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "ferrite/sync/thread_id.hpp"
 
 namespace ferrite::sets {
@@ -136,7 +138,20 @@ bool keys_equal(const K& a, const K& b) noexcept {
 }
 template <class K>
 int compare_keys(const K& a, const K& b) noexcept {
-    return std::memcmp(&a, &b, sizeof(K));
+    if constexpr (sizeof(K) == 8) {
+        // memcmp's byte order without the call (GCC calls memcmp for a signed 8-byte
+        // compare): the words read big-endian compare as the bytes do.
+        std::uint64_t x, y;
+        std::memcpy(&x, &a, 8);
+        std::memcpy(&y, &b, 8);
+        if constexpr (std::endian::native == std::endian::little) {
+            x = __builtin_bswap64(x);
+            y = __builtin_bswap64(y);
+        }
+        return x == y ? 0 : (x < y ? -1 : 1);
+    } else {
+        return std::memcmp(&a, &b, sizeof(K));
+    }
 }
 
 constexpr std::uint64_t regular_so_key(std::uint64_t hash) noexcept { return reverse_bits(hash) | 1; }
@@ -210,18 +225,12 @@ private:
     std::array<stripe, stripes> stripe_{};
 };
 
-// ---- the bucket directory ------------------------------------------------------------------
+// ---- the bucket count and its growth ---------------------------------------------------------
 
-// Segmented array of bucket sentinels: bucket b lives in segment s = floor(log2(b + 1)) at
-// index b + 1 - 2^s; segment s has 2^s slots, allocated on first use. Slots hold the
-// sentinel (nullptr: not initialised yet). Node is the list's volatile node type; the list
-// supplies `insert_sentinel(Node* start, std::uint64_t so_key) -> Node*`, which inserts a
-// sentinel with that so-key into the list after `start` or returns the one already there
-// (insert-or-find: a concurrent initialiser may have won).
-template <class Node>
-class bucket_directory {
+// The bucket count (a power of two) and the approximate member count that makes it double;
+// shared by both directory layouts below.
+class bucket_growth {
 public:
-    static constexpr unsigned segment_count = 48;
     static constexpr std::uint64_t max_buckets = std::uint64_t{1} << 47;
 
     struct growth {
@@ -230,40 +239,13 @@ public:
         std::uint64_t load_factor = 2;      // grow when count > load_factor * bucket_count
     };
 
-    // bucket 0's sentinel is the list head (so_key 0), owned by the list.
-    bucket_directory(Node* head, growth g = {}) : growth_(g) {
+    explicit bucket_growth(growth g) : growth_(g) {
         if (growth_.check_interval == 0) growth_.check_interval = 1;
-        slot(0).store(head, std::memory_order_release);
+        if (growth_.load_factor == 0) growth_.load_factor = 1;
     }
-    ~bucket_directory() {
-        for (auto& seg : segments_) delete[] seg.load(std::memory_order_relaxed);
-    }
-    bucket_directory(const bucket_directory&) = delete;
-    bucket_directory& operator=(const bucket_directory&) = delete;
 
     std::uint64_t bucket_count() const noexcept { return bucket_count_.load(std::memory_order_acquire); }
-    Node* head() const noexcept { return segments_[0].load(std::memory_order_acquire)[0].load(std::memory_order_acquire); }
-
-    // The sentinel to start a search for `hash` from (initialising its bucket if needed).
-    template <class InsertSentinel>
-    Node* start_for(std::uint64_t hash, InsertSentinel&& insert_sentinel) {
-        const std::uint64_t b = hash & (bucket_count() - 1);
-        return bucket(b, insert_sentinel);
-    }
-
-    // Bucket b's sentinel, initialised lazily (parent first; depth <= 47).
-    template <class InsertSentinel>
-    Node* bucket(std::uint64_t b, InsertSentinel&& insert_sentinel) {
-        auto& s = slot(b);
-        if (Node* n = s.load(std::memory_order_acquire)) return n;
-        const std::uint64_t parent = b & ~(std::uint64_t{1} << (static_cast<unsigned>(std::bit_width(b)) - 1));
-        Node* start = bucket(parent, insert_sentinel);
-        Node* sentinel = insert_sentinel(start, sentinel_so_key(b));
-        Node* expected = nullptr;
-        // A concurrent initialiser found or inserted the same (unique) sentinel.
-        s.compare_exchange_strong(expected, sentinel, std::memory_order_acq_rel);
-        return sentinel;
-    }
+    std::uint64_t load_factor() const noexcept { return growth_.load_factor; }
 
     // Counts an insert (+1) or erase (-1); after every check_interval inserts of a stripe,
     // doubles the bucket count when the table is loaded beyond the load factor.
@@ -280,11 +262,70 @@ public:
     }
     std::size_t size() const noexcept { return count_.approximate(); }
 
-    // Recovery (quiescent): bucket count and count after a rebuild, sentinel of bucket b.
+    // Recovery (quiescent): bucket count and count after a rebuild.
     void reset(std::uint64_t buckets, std::int64_t members) noexcept {
         bucket_count_.store(buckets, std::memory_order_release);
         count_.reset(members);
     }
+
+    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b + 1) - 1); }
+    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b + 1 - (std::uint64_t{1} << s); }
+    static std::uint64_t parent_of(std::uint64_t b) noexcept {
+        return b & ~(std::uint64_t{1} << (static_cast<unsigned>(std::bit_width(b)) - 1));
+    }
+
+private:
+    std::atomic<std::uint64_t> bucket_count_{1};
+    growth growth_;
+    approximate_counter count_;
+};
+
+// ---- the bucket directory ------------------------------------------------------------------
+
+// Segmented array of bucket sentinels: bucket b lives in segment s = floor(log2(b + 1)) at
+// index b + 1 - 2^s; segment s has 2^s slots, allocated on first use. Slots hold the
+// sentinel (nullptr: not initialised yet). Node is the list's volatile node type; the list
+// supplies `insert_sentinel(Node* start, std::uint64_t so_key) -> Node*`, which inserts a
+// sentinel with that so-key into the list after `start` or returns the one already there
+// (insert-or-find: a concurrent initialiser may have won).
+template <class Node>
+class bucket_directory : public bucket_growth {
+public:
+    static constexpr unsigned segment_count = 48;
+
+    // bucket 0's sentinel is the list head (so_key 0), owned by the list.
+    bucket_directory(Node* head, growth g = {}) : bucket_growth(g) {
+        slot(0).store(head, std::memory_order_release);
+    }
+    ~bucket_directory() {
+        for (auto& seg : segments_) delete[] seg.load(std::memory_order_relaxed);
+    }
+    bucket_directory(const bucket_directory&) = delete;
+    bucket_directory& operator=(const bucket_directory&) = delete;
+
+    Node* head() const noexcept { return segments_[0].load(std::memory_order_acquire)[0].load(std::memory_order_acquire); }
+
+    // The sentinel to start a search for `hash` from (initialising its bucket if needed).
+    template <class InsertSentinel>
+    Node* start_for(std::uint64_t hash, InsertSentinel&& insert_sentinel) {
+        const std::uint64_t b = hash & (bucket_count() - 1);
+        return bucket(b, insert_sentinel);
+    }
+
+    // Bucket b's sentinel, initialised lazily (parent first; depth <= 47).
+    template <class InsertSentinel>
+    Node* bucket(std::uint64_t b, InsertSentinel&& insert_sentinel) {
+        auto& s = slot(b);
+        if (Node* n = s.load(std::memory_order_acquire)) return n;
+        Node* start = bucket(parent_of(b), insert_sentinel);
+        Node* sentinel = insert_sentinel(start, sentinel_so_key(b));
+        Node* expected = nullptr;
+        // A concurrent initialiser found or inserted the same (unique) sentinel.
+        s.compare_exchange_strong(expected, sentinel, std::memory_order_acq_rel);
+        return sentinel;
+    }
+
+    // Recovery (quiescent): the sentinel of bucket b.
     void set_sentinel(std::uint64_t b, Node* sentinel) { slot(b).store(sentinel, std::memory_order_release); }
     Node* sentinel_if_initialised(std::uint64_t b) const noexcept {
         const unsigned s = segment_of(b);
@@ -292,9 +333,6 @@ public:
         auto* seg = segments_[s].load(std::memory_order_acquire);
         return seg ? seg[index_in_segment(b, s)].load(std::memory_order_acquire) : nullptr;
     }
-
-    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b + 1) - 1); }
-    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b + 1 - (std::uint64_t{1} << s); }
 
 private:
     std::atomic<Node*>& slot(std::uint64_t b) {
@@ -312,14 +350,74 @@ private:
     }
 
     std::array<std::atomic<std::atomic<Node*>*>, segment_count> segments_{};
-    std::atomic<std::uint64_t> bucket_count_{1};
-    growth growth_;
-    approximate_counter count_;
 };
 
-// Bucket count for a table of n members after recovery: next power of two >= n / 2.
-inline std::uint64_t recovered_bucket_count(std::size_t n) noexcept {
-    const std::uint64_t want = std::max<std::uint64_t>(1, (n + 1) / 2);  // n / 2 rounded up
+// The same segmented directory holding the sentinels themselves (SOFT): bucket b's sentinel
+// IS its slot, a 16-byte Link {next, so_key}, so finding a bucket costs one cache line (the
+// slot holds the sentinel's next) instead of a slot and a separately allocated sentinel, and
+// four sentinels share a line. Link's default constructor is the blank state of a bucket
+// not yet initialised; the list that owns the directory defines that state and the lock-free
+// protocol that links a slot into the list (soft_list.hpp, bucket_start). Slots never move:
+// a segment is allocated (blank) on first use with one CAS and freed with the directory.
+template <class Link>
+class inline_directory : public bucket_growth {
+public:
+    static constexpr unsigned segment_count = 48;
+
+    explicit inline_directory(growth g = {}) : bucket_growth(g) {}
+    ~inline_directory() {
+        for (unsigned s = 0; s < segment_count; ++s) free_segment(segments_[s].load(std::memory_order_relaxed), s);
+    }
+    inline_directory(const inline_directory&) = delete;
+    inline_directory& operator=(const inline_directory&) = delete;
+
+    // Bucket b's slot (allocating its segment, blank, on first use).
+    Link& at(std::uint64_t b) {
+        const unsigned s = segment_of(b);
+        if (s >= segment_count) __builtin_unreachable();  // b < max_buckets: bucket_count's cap
+        Link* seg = segments_[s].load(std::memory_order_acquire);
+        if (seg == nullptr) [[unlikely]] {
+            Link* fresh = allocate_segment(s);
+            if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel))
+                seg = fresh;
+            else
+                free_segment(fresh, s);  // another thread's segment won; seg holds it
+        }
+        return seg[index_in_segment(b, s)];
+    }
+    // Recovery: the slot already is the sentinel (rebuild_split_ordered's interface).
+    void set_sentinel(std::uint64_t, Link*) noexcept {}
+
+private:
+    // Segments of 2 MiB and more are aligned to 2 MiB and offered to transparent huge pages:
+    // a lookup's one directory access then rarely walks the page tables.
+    static constexpr std::size_t huge_page = std::size_t{2} << 20;
+    static std::size_t segment_bytes(unsigned s) noexcept { return sizeof(Link) << s; }
+    static std::size_t segment_alignment(unsigned s) noexcept {
+        return segment_bytes(s) >= huge_page ? huge_page : alignof(std::max_align_t);
+    }
+    static Link* allocate_segment(unsigned s) {
+        const std::size_t bytes = segment_bytes(s);
+        void* raw = ::operator new(bytes, std::align_val_t{segment_alignment(s)});
+        if (bytes >= huge_page) (void)::madvise(raw, bytes, MADV_HUGEPAGE);  // advice only
+        Link* seg = static_cast<Link*>(raw);
+        for (std::size_t i = 0; i < (std::size_t{1} << s); ++i) new (seg + i) Link();
+        return seg;
+    }
+    static void free_segment(Link* seg, unsigned s) noexcept {
+        if (seg == nullptr) return;
+        for (std::size_t i = 0; i < (std::size_t{1} << s); ++i) seg[i].~Link();
+        ::operator delete(seg, std::align_val_t{segment_alignment(s)});
+    }
+
+    std::array<std::atomic<Link*>, segment_count> segments_{};
+};
+
+// Bucket count for a table of n members after recovery: next power of two >= n / load_factor
+// (the growth rule's load: the table a run of inserts would have grown).
+inline std::uint64_t recovered_bucket_count(std::size_t n, std::uint64_t load_factor = 2) noexcept {
+    if (load_factor == 0) load_factor = 1;
+    const std::uint64_t want = std::max<std::uint64_t>(1, (n + load_factor - 1) / load_factor);  // rounded up
     return std::min<std::uint64_t>(std::bit_ceil(want), std::uint64_t{1} << 47);
 }
 
@@ -456,8 +554,8 @@ private:
 // so duplicates (equal neighbours inside one bucket) never straddle two ranges.
 // make_sentinel, link and drop_duplicate are called from several threads at once (on
 // distinct nodes); set_sentinel on distinct buckets (segment allocation is a CAS).
-template <class Node, class Policy>
-std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
+template <class Directory, class Node, class Policy>
+std::size_t rebuild_split_ordered(Directory& dir, Node* head, std::vector<Node*>& members,
                                   std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
     auto so_key = [&policy](Node* n) { return policy.so_key(n); };
     place_sort<Node*, decltype(so_key)> ps(members, buckets, so_key);

@@ -285,7 +285,7 @@ TEST_F(SoftHash, GrowsFromOneBucketTo100kKeysAndRebuildsAtTheRightSize) {
     t.reset();
     t = std::make_unique<u64_set>(open<u64_set>(set_layout::hash));
     EXPECT_EQ(t->last_recovery().members, 100000u);
-    EXPECT_EQ(t->bucket_count(), recovered_bucket_count(100000));
+    EXPECT_EQ(t->bucket_count(), recovered_bucket_count(100000, u64_set::options{}.load_factor));
     for (std::uint64_t k = 3; k < 100000; k += 7) ASSERT_TRUE(t->contains(k * 2654435761u));
     std::size_t n = 0;
     t->for_each([&](const std::uint64_t&, const no_value&) { ++n; });
@@ -293,7 +293,7 @@ TEST_F(SoftHash, GrowsFromOneBucketTo100kKeysAndRebuildsAtTheRightSize) {
 }
 
 TEST_F(SoftHash, RecoveryOnSeveralThreadsRebuildsTheSameTableAndReusesItsNodes) {
-    // 40000 keys: 32768 buckets in 16 partitions, linked in 2 and 3 stitched ranges; then
+    // 40000 keys: 65536 buckets (load factor 1) in 32 partitions, linked in 2 and 3 stitched ranges; then
     // erasures reclaim recovery's block nodes to the spare lists and inserts take them back.
     std::map<std::uint64_t, std::uint64_t> model;
     {
@@ -308,7 +308,7 @@ TEST_F(SoftHash, RecoveryOnSeveralThreadsRebuildsTheSameTableAndReusesItsNodes) 
         o.recovery_threads = threads;
         auto t = open<u64_map>(set_layout::hash, o);
         EXPECT_EQ(t.last_recovery().members, model.size()) << threads;
-        EXPECT_EQ(t.bucket_count(), recovered_bucket_count(model.size()));
+        EXPECT_EQ(t.bucket_count(), recovered_bucket_count(model.size(), o.load_factor));
         expect_same(t, model);
         const std::uint64_t base = 1000000 + threads;
         for (std::uint64_t k = threads; k < 40000; k += 5) {
