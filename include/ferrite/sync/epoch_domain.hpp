@@ -21,9 +21,10 @@
 // reclaimed"). A global epoch E (64 bits, never wraps); per thread (sync::this_thread_id()) a
 // record with a cache line of its own holding the announcement (E << 1 | active), and limbo
 // bags, one per recent epoch.
-//   pin (outermost):  e := E; announce (e, active) with a seq_cst exchange; re-read E and
-//                     announce again until it still equals e ("validated" announcement);
-//                     nested pins only count.
+//   pin (outermost):  e := E; announce (e, active); re-read E and announce again until it
+//                     still equals e ("validated" announcement); nested pins only count.
+//                     The announcement is a plain store when the process has the asymmetric
+//                     fence (below), else a seq_cst exchange.
 //   unpin (outermost): announce idle (release store); every 64th unpin of a thread with
 //                     retired nodes: collect.
 //   retire:           append to the bag of the caller's validated epoch e_p (tag e_p); every
@@ -31,6 +32,20 @@
 //   collect:          try to advance (E == e and every active record announced e, scanning
 //                     the records this domain ever created: then CAS E from e to e + 1; a lag
 //                     means return, never wait), then run the caller's bags with tag + 3 <= E.
+//                     With the asymmetric fence, an advance runs the heavy fence between its
+//                     load of E and its scan, and the collects that unpins start try to
+//                     advance only every 16th time (the heavy fence is a system call).
+//
+// The asymmetric fence (not in Fraser; the scheme of userspace RCU's membarrier flavour): a
+// pin's announcement must be visible to a scan before the pinned thread reads a node that
+// may be unlinked later (the StoreLoad order the seq_cst exchange buys). An exchange is a
+// full barrier on every operation: it serialises each lookup behind the previous one's cache
+// misses (measured: soft-hash lookups at 1M keys ran about 1.5x faster without it). Instead
+// the advancing thread calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every
+// running thread of the process execute a full barrier (a thread not running passed one when
+// it was switched out), so the rare advance pays for the frequent pin. Chosen once per process
+// when the kernel offers and registers the command (FERRITE_EPOCH_FENCE=exchange forces the
+// exchange); src/sync/epoch_domain.cpp.
 // Each record keeps 4 bags indexed by tag mod 4; the bags of the last 3 epochs (E-2..E) hold
 // what is not yet safe, and a bag found with an older tag when it is reused is run first.
 //
@@ -67,6 +82,13 @@
 //   3. So while such an R is pinned, E <= e_p + 2 (by 1); collect runs n only after it read
 //      E >= e_p + 3 (acquire), written after a scan read R's unpin (release): R's reads of n
 //      happen before the reclaim function.
+//   1'. With the asymmetric fence, argument 1 without S for R's announcement: A, advancing
+//      from e_r + 1, loads E = e_r + 1, runs membarrier, then scans. R executes a full barrier
+//      F at some point of A's membarrier. If R's announcement precedes F, A's scan sees it
+//      (or a later store of R) and does not advance. Otherwise R's re-read of E follows F, which
+//      follows A's load of e_r + 1 (membarrier orders A's earlier accesses before F), so R
+//      reads E >= e_r + 1 and its announcement of e_r is not validated: a contradiction.
+//      Arguments 2 and 3 use only release/acquire and E, unchanged.
 //
 // Rules (what the crash simulator and the structures rely on):
 //   * pin(), retire() and the guard's destructor never wait for another thread (no lock, no
@@ -135,7 +157,7 @@ public:
 
 private:
     void unpin(thread_record& r) noexcept;
-    void collect(thread_record& r, bool pinned) noexcept;  // try to advance, run safe bags
+    void collect(thread_record& r, bool pinned, bool advance) noexcept;  // (try to advance,) run safe bags
     bool try_advance() noexcept;
 
     struct state;
