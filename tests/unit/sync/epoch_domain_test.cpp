@@ -278,8 +278,9 @@ TEST(EpochDomain, AnExitedThreadsBagsPassToTheNextThreadWithItsId) {
     std::thread([&] {
         second_id = this_thread_id();
         // Reads only: pins and unpins without retiring; every 64th unpin of a record that
-        // holds nodes collects.
-        for (int i = 0; i < 64 * 8 && count_reclaimed(items) < items.size(); ++i) {
+        // holds nodes collects, and with the asymmetric fence every 16th such collect tries
+        // to advance (three advances make the bags safe).
+        for (int i = 0; i < 64 * 16 * 8 && count_reclaimed(items) < items.size(); ++i) {
             auto g = d.pin();
         }
     }).join();
