@@ -11,6 +11,15 @@
 //   * split order (split_order.hpp): a search starts at its bucket's sentinel (the list
 //     layout has one bucket: the head); positions are (so_key, key bytes); the list ends in
 //     nullptr (no tail: any so_key is possible for a regular node);
+//   * the lookup path (measured at 1M keys, docs/results.md "SOFT lookups"): every position
+//     begins with a 16-byte `link` {next, so_key}; a sentinel is nothing else and lives in
+//     its bucket's slot of the directory (inline_directory), so reaching a bucket costs one
+//     line, not a slot plus a separately allocated sentinel. A blank slot is claimed with
+//     one CAS by the thread that links it (bucket_start); others start from the parent's
+//     sentinel meanwhile, so bucket initialisation stays lock-free. Bit 63 of a next word
+//     tags a sentinel successor, which lets a lookup stop at the end of its bucket without
+//     reading the next bucket's sentinel (find_member). Load factor 1 by default (the
+//     paper's fixed tables have one bucket per key);
 //   * paper's `find` loop reads the successor of a nullptr-free list; here curr == nullptr
 //     ends the search;
 //   * an insert whose link CAS fails keeps its node for the retry, and frees it (never
@@ -42,7 +51,8 @@
 // Reclaim: a DELETED node frees pnode and prev_pnode; a REPLACED node only its prev_pnode
 // (its pnode is owned by its replacement, whose prev_pnode it is).
 //
-// Crash consistency (recovery's rule, soft_pnode.hpp; PP = the one pfence of each update):
+// Crash consistency (recovery's rule, soft_pnode.hpp; PP = the one pfence of each update;
+// nothing above changes it: sentinels, tags and directory are volatile and rebuilt):
 //   insert   member iff Py's create persisted (valid_end written last in the line). PP: the
 //            create fence; LP: ITI -> INSERTED after it. A crash before the PP leaves an
 //            invalid or complete PNode; both outcomes are allowed for a pending insert, and

@@ -12,9 +12,11 @@
 //      member; the list owns the blocks until it dies, and a block node that is reclaimed
 //      later goes to its thread's spare list for the next insert instead of delete).
 //      A damaged slot throws damaged_pool before anything is written.
-//   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n, the members
-//      sorted by list place in two cache-friendly counting passes (place_sort), sentinels
-//      from one block, each place's few members sorted and linked, ranges of places split
+//   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n at the table's
+//      load factor, the members sorted by list place in two cache-friendly counting passes
+//      (place_sort), each bucket's sentinel its directory slot (inline_directory; a next word
+//      naming a sentinel carries the sentinel tag, soft_list.hpp), each place's few members
+//      sorted and linked, ranges of places split
 //      over the recovery threads and stitched: O(n) for the hash layout; the list layout
 //      is one bucket, so one O(n log n) sort by key bytes. Two members at one position are the
 //      trace of an interrupted upsert whose new PNode completed before the old one was

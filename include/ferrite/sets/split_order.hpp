@@ -22,13 +22,15 @@
 //     (low bit 0): a sentinel and a regular node never tie; the hash's top bit is dropped
 //     (bucket counts stay far below 2^63);
 //   * the directory is segmented (segment s holds 2^s buckets, allocated on first use with
-//     one CAS), so it never moves and readers need no lock or hazard for it;
+//     one CAS), so it never moves and readers need no lock or hazard for it; SOFT keeps its
+//     sentinels IN the slots (inline_directory: one line per bucket lookup instead of two
+//     dependent misses), link-free keeps pointers to sentinels (bucket_directory);
 //   * the list layout (an ordered set, no hashing) is the degenerate case: one bucket whose
 //     sentinel is the head (so_key 0), every regular node so_key 1, order by key bytes.
 //
 // Growth: an approximate count (striped per thread, padded counters); every
-// `check_interval` counted inserts of a stripe, when count > 2 * bucket_count, bucket_count
-// doubles by CAS. No rehash, no stop-the-world. Sentinels are volatile nodes owned by the
+// `check_interval` counted inserts of a stripe, when count > load_factor * bucket_count
+// (SOFT 1, link-free 2), bucket_count doubles by CAS. No rehash, no stop-the-world. Sentinels are volatile nodes owned by the
 // list; they are never removed while the table lives.
 //
 // Crash consistency: nothing here is persistent. A crash loses the directory and the
