@@ -181,6 +181,7 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
             if (a->so_key != b->so_key) return a->so_key < b->so_key;
             return compare_keys(static_cast<const node_t*>(a)->key, static_cast<const node_t*>(b)->key) < 0;
         }
+        void prefetch_sentinel(std::uint64_t b) { __builtin_prefetch(&dir.at(b), 1); }
         link_t* make_sentinel(std::uint64_t so, std::uint64_t) {
             link_t* n = &dir.at(reverse_bits(so));  // so = reverse_bits(b)
             n->so_key = so;

@@ -584,8 +584,13 @@ std::size_t rebuild_split_ordered(Directory& dir, Node* head, std::vector<Node*>
         };
         const std::uint64_t i0 = ps.first_place(p0), i1 = ps.first_place(p1);
         for (std::uint64_t i = i0; i < i1; ++i) {
-            if (i + ahead < i1)
+            if (i + ahead < i1) {
                 for (std::size_t k = ps.begin(i + ahead); k < ps.end(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
+                // sentinels that live in the directory (inline_directory): list order visits
+                // their slots bit-reversed, i.e. scattered, so they are prefetched too
+                if constexpr (requires { policy.prefetch_sentinel(std::uint64_t{0}); })
+                    policy.prefetch_sentinel(bucket_in_list_order(i + ahead, buckets));
+            }
             const std::uint64_t b = bucket_in_list_order(i, buckets);
             if (b != 0) {
                 Node* s = policy.make_sentinel(sentinel_so_key(b), i);
