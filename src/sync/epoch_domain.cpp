@@ -62,7 +62,7 @@ void heavy_fence() noexcept {
     // kernel's smp_mb on entry and exit), and ThreadSanitizer refuses atomic_thread_fence.
 }
 
-constexpr std::uint64_t idle = 0;
+constexpr std::uint64_t idle = 0;  // record_base::announcement's idle value
 constexpr std::uint64_t announced(std::uint64_t epoch) noexcept { return epoch << 1 | 1; }
 constexpr bool is_active(std::uint64_t word) noexcept { return (word & 1) != 0; }
 constexpr std::uint64_t epoch_of(std::uint64_t word) noexcept { return word >> 1; }
@@ -80,20 +80,12 @@ struct bag {
 
 }  // namespace
 
-struct alignas(line) epoch_domain::thread_record {
-    // Shared: written by the owner, read by every advance scan. A line of its own so that a
-    // pin (one exchange here) does not bounce the owner-private fields below.
-    std::atomic<std::uint64_t> announcement{idle};  // announced(e) or idle
-
-    // Owner-private (the thread whose id indexes the record; the next thread with that id
-    // after it exits: sync/thread_id.cpp hands ids over under a mutex, so every access of a
-    // later owner happens after the earlier owner's).
-    alignas(line) unsigned depth = 0;  // nesting of pins
-    std::uint64_t epoch = 0;           // validated epoch of the outermost pin
-    unsigned retires = 0;
-    unsigned unpins = 0;
-    unsigned unpin_collects = 0;
-    std::size_t held = 0;                  // items in the bags
+// announcement (its own line), depth, epoch, retires, unpins, unpin_collects and held are in
+// record_base (the header: pin and unpin are inline). Owner-private fields belong to the
+// thread whose id indexes the record, and to the next thread with that id after it exits
+// (sync/thread_id.cpp hands ids over under a mutex, so every access of a later owner happens
+// after the earlier owner's).
+struct alignas(line) epoch_domain::thread_record : epoch_domain::record_base {
     std::atomic<std::size_t> pending{0};   // = held, for pending() on other threads
     std::array<bag, bag_count> bags{};
 };
@@ -121,7 +113,13 @@ void run_bag(Record& r, bag& b) noexcept {
 
 }  // namespace
 
-epoch_domain::epoch_domain() : state_(std::make_unique<state>()) { (void)asymmetric_fence(); }
+namespace {
+std::atomic<std::uint64_t> g_next_domain_id{1};
+}
+
+epoch_domain::epoch_domain()
+    : state_(std::make_unique<state>()), epoch_(&state_->epoch),
+      id_(g_next_domain_id.fetch_add(1, std::memory_order_relaxed)), light_(asymmetric_fence()) {}
 
 epoch_domain::~epoch_domain() {
     reclaim_all();
@@ -132,11 +130,8 @@ epoch_domain::~epoch_domain() {
 epoch_domain::guard::guard(guard&& other) noexcept
     : domain_(other.domain_), record_(std::exchange(other.record_, nullptr)) {}
 
-epoch_domain::guard::~guard() {
-    if (record_ != nullptr) domain_->unpin(*record_);
-}
 
-epoch_domain::guard epoch_domain::pin() {
+epoch_domain::guard epoch_domain::pin_slow() {
     state& s = *state_;
     const unsigned id = this_thread_id();
     thread_record* r = s.records[id].load(std::memory_order_acquire);
@@ -149,35 +144,15 @@ epoch_domain::guard epoch_domain::pin() {
         while (used <= id && !s.used.compare_exchange_weak(used, id + 1, std::memory_order_seq_cst)) {
         }
     }
-    if (r->depth++ != 0) return guard(this, r);
-    // Announce, then check that E did not move meanwhile (argument 1 needs the announced
-    // epoch read from E after the announcement in S). Each retry means E advanced.
-    // With the asymmetric fence the announcement is a plain store (the compiler may not sink
-    // it below the loads that follow); the advance's heavy fence orders it (argument 1').
-    std::uint64_t e = s.epoch.load(std::memory_order_seq_cst);
-    const bool light = asymmetric_fence();
-    for (;;) {
-        if (light) {
-            r->announcement.store(announced(e), std::memory_order_relaxed);
-            std::atomic_signal_fence(std::memory_order_seq_cst);
-        } else {
-            r->announcement.exchange(announced(e), std::memory_order_seq_cst);
-        }
-        const std::uint64_t now = s.epoch.load(std::memory_order_seq_cst);
-        if (now == e) break;
-        e = now;
-    }
-    r->epoch = e;
+    tl_pin_cache_ = pin_cache{id_, r};  // this thread's record of this domain from now on
+    if (r->depth++ == 0) announce(*r);
     return guard(this, r);
 }
 
-void epoch_domain::unpin(thread_record& r) noexcept {
-    if (--r.depth != 0) return;
-    // release: everything this section read happens before a scan that sees it idle
-    // (arguments 2 and 3).
-    r.announcement.store(idle, std::memory_order_release);
-    if (r.held != 0 && (++r.unpins & (collect_every - 1)) == 0)
-        collect(r, false, !asymmetric_fence() || ++r.unpin_collects % unpin_advance_every == 0);
+void epoch_domain::unpin_collect(record_base& rb) noexcept {
+    auto& r = static_cast<thread_record&>(rb);
+    if ((++r.unpins & (collect_every - 1)) == 0)
+        collect(r, false, !light_ || ++r.unpin_collects % unpin_advance_every == 0);
 }
 
 void epoch_domain::retire(void* node, reclaim_fn reclaim, void* context) {

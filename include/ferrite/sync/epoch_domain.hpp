@@ -109,6 +109,7 @@
 //     behind; they are reclaimed by later threads with the same id or by the destructor.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -119,6 +120,22 @@ class epoch_domain {
     struct thread_record;  // per thread (id) and domain: src/sync/epoch_domain.cpp
 
 public:
+    // The part of a thread's record that pin and unpin touch, here so that their fast path
+    // is inline (a call to this_thread_id and a record lookup per operation measurably cost
+    // SOFT's lookups the overlap of one lookup's cache misses with the next one's:
+    // docs/results.md, "SOFT lookups"). thread_record (the .cpp) derives from it.
+    struct record_base {
+        // Shared: written by the owner, read by every advance scan; a line of its own.
+        std::atomic<std::uint64_t> announcement{0};  // announced(e) or 0: idle
+        // Owner-private.
+        alignas(64) unsigned depth = 0;  // nesting of pins
+        std::uint64_t epoch = 0;         // validated epoch of the outermost pin
+        unsigned retires = 0;
+        unsigned unpins = 0;
+        unsigned unpin_collects = 0;
+        std::size_t held = 0;  // items in the bags
+    };
+
     using reclaim_fn = void (*)(void* node, void* context);
 
     epoch_domain();
@@ -134,13 +151,23 @@ public:
         ~guard();  // unpins (if outermost); may reclaim this thread's old limbo lists
     private:
         friend class epoch_domain;
-        guard(epoch_domain* d, thread_record* r) noexcept : domain_(d), record_(r) {}
+        guard(epoch_domain* d, record_base* r) noexcept : domain_(d), record_(r) {}
         epoch_domain* domain_;
-        thread_record* record_;  // the pinning thread's record; nullptr once moved from
+        record_base* record_;  // the pinning thread's record; nullptr once moved from
     };
 
-    // Enter a critical section on the calling thread.
-    [[nodiscard]] guard pin();
+    // Enter a critical section on the calling thread. Fast path: the thread's record for
+    // this domain from a one-entry thread-local cache keyed by the domain's id (never by its
+    // address, which a later domain may reuse).
+    [[nodiscard]] guard pin() {
+        pin_cache& c = tl_pin_cache_;
+        if (c.domain == id_) [[likely]] {
+            record_base* r = c.record;
+            if (r->depth++ == 0) announce(*r);
+            return guard(this, r);
+        }
+        return pin_slow();
+    }
 
     // `node` is unreachable for threads that pin from now on; reclaim(node, context) runs
     // once no thread that was pinned at this call is still in that critical section.
@@ -156,12 +183,50 @@ public:
     std::size_t pending() const noexcept;
 
 private:
-    void unpin(thread_record& r) noexcept;
+    struct pin_cache {
+        std::uint64_t domain;  // ids start at 1; zero-initialised (thread storage duration)
+        record_base* record;
+    };
+    static inline thread_local pin_cache tl_pin_cache_;
+
+    static constexpr std::uint64_t announced(std::uint64_t epoch) noexcept { return epoch << 1 | 1; }
+    // Announce (e, active) and validate against E (the header comment's pin).
+    void announce(record_base& r) noexcept {
+        std::uint64_t e = epoch_->load(std::memory_order_seq_cst);
+        for (;;) {
+            if (light_) {
+                r.announcement.store(announced(e), std::memory_order_relaxed);
+                std::atomic_signal_fence(std::memory_order_seq_cst);
+            } else {
+                r.announcement.exchange(announced(e), std::memory_order_seq_cst);
+            }
+            const std::uint64_t now = epoch_->load(std::memory_order_seq_cst);
+            if (now == e) break;
+            e = now;
+        }
+        r.epoch = e;
+    }
+    guard pin_slow();
+    void unpin(record_base& r) noexcept {
+        if (--r.depth != 0) return;
+        // release: everything this section read happens before a scan that sees it idle
+        // (arguments 2 and 3).
+        r.announcement.store(0, std::memory_order_release);
+        if (r.held != 0) [[unlikely]] unpin_collect(r);
+    }
+    void unpin_collect(record_base& r) noexcept;
     void collect(thread_record& r, bool pinned, bool advance) noexcept;  // (try to advance,) run safe bags
     bool try_advance() noexcept;
 
     struct state;
     std::unique_ptr<state> state_;
+    std::atomic<std::uint64_t>* epoch_;  // E, in *state_
+    std::uint64_t id_;                   // unique per domain in the process, from 1
+    bool light_;                         // the asymmetric fence is on (pins store, not exchange)
 };
+
+inline epoch_domain::guard::~guard() {
+    if (record_ != nullptr) domain_->unpin(*record_);
+}
 
 }  // namespace ferrite::sync
