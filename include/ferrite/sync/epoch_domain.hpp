@@ -60,6 +60,10 @@
 //   * ssmem keeps a vector clock per released list; a single global epoch is enough here
 //     because nothing waits: collection is a try (Fraser's), and under the crash simulator's
 //     token scheduler (one thread runs at a time) a spin on another thread would hang.
+//   * pin and unpin are inline: a one-entry thread_local cache maps the domain's id (unique
+//     in the process, never its address) to the thread's record, so an operation pays a
+//     compare, a store and a load of E; the first pin of a thread on a domain takes the
+//     slow path (this_thread_id, the record, created if needed) and fills the cache.
 //   * Records are per domain (one domain per table), created lazily by their thread in a
 //     fixed array of max_thread_ids pointers (8 KiB per domain); the advance scan covers the
 //     ids this domain ever saw (its own seq_cst high-water mark, which the S-order argument
