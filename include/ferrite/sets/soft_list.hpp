@@ -491,6 +491,11 @@ private:
     // bucket b's sentinel and before the key would be a child of b (index >= n), which exists
     // only after some thread read a count > n, and whoever linked it or passed its link on
     // did so after that read (release/acquire), so this thread's count load would see it.
+    //
+    // Not read-only: on a blank slot bucket_start links the bucket's sentinel, and its find
+    // trims the dead nodes it meets and retires them. The pin covers that retire as well as
+    // the reads (a build without it aborted soft-hash campaigns in retire, "not pinned";
+    // unit test SoftLookup.ALookupThatInitialisesABucket...).
     std::optional<V> find_member(const K& key) {
         auto pin = domain_.pin();
         const auto sk = make_search_key(key, layout_);
