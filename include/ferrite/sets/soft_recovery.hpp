@@ -13,11 +13,11 @@
 //      later goes to its thread's spare list for the next insert instead of delete).
 //      A damaged slot throws damaged_pool before anything is written.
 //   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n at the table's
-//      load factor, the members sorted by list place in two cache-friendly counting passes
+//      load factor, the members sorted by bucket in two cache-friendly counting passes
 //      (place_sort), each bucket's sentinel its directory slot (inline_directory; a next word
-//      naming a sentinel carries the sentinel tag, soft_list.hpp), each place's few members
-//      sorted and linked, ranges of places split
-//      over the recovery threads and stitched: O(n) for the hash layout; the list layout
+//      naming a sentinel carries the sentinel tag, soft_list.hpp), each bucket's few members
+//      sorted and linked, in bucket order (the directory written in address order), ranges
+//      of buckets split over the recovery threads: O(n) for the hash layout; the list layout
 //      is one bucket, so one O(n log n) sort by key bytes. Two members at one position are the
 //      trace of an interrupted upsert whose new PNode completed before the old one was
 //      marked superseded (soft_list.hpp, "replace"): one is kept, the other dropped.
@@ -101,7 +101,7 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
         return reinterpret_cast<const pnode*>(store.node_at(off));
     };
     struct part {
-        std::vector<link_t*> members;
+        std::vector<hashed_member<link_t>> members;
         std::vector<pnode*> dead_superseded;
         std::vector<pnode*> invalid;
         std::vector<node_line*> dead;
@@ -133,17 +133,18 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
             node_t* n = block + j;
             n->key = io::key(p);
             n->value = io::value(p);
-            n->so_key = hashed ? regular_so_key(hash_key(n->key)) : list_so_key;
+            const std::uint64_t h = hashed ? hash_key(n->key) : 0;
+            n->so_key = hashed ? regular_so_key(h) : list_so_key;
             n->pptr = p;
             n->pvalidity = p->valid_start != 0;
-            local.members.push_back(n);
+            local.members.push_back({h, n});
         }
         std::lock_guard g(m);
         parts.push_back(std::move(local));
     });
     // Nothing was written so far; from here on nothing throws but allocation.
     recovery_report r;
-    std::vector<link_t*> members;
+    std::vector<hashed_member<link_t>> members;
     std::vector<node_line*> dead;
     std::vector<pnode*> to_delete, invalid;
     {
@@ -176,19 +177,16 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
         typename list<K, V>::directory_t& dir;  // bucket b's sentinel is its slot
         std::mutex dropped_mutex{};
         std::vector<node_t*> dropped{};
-        std::uint64_t so_key(const link_t* n) const { return n->so_key; }
         bool less(const link_t* a, const link_t* b) const {
             if (a->so_key != b->so_key) return a->so_key < b->so_key;
             return compare_keys(static_cast<const node_t*>(a)->key, static_cast<const node_t*>(b)->key) < 0;
         }
-        void prefetch_sentinel(std::uint64_t b) { __builtin_prefetch(&dir.at(b), 1); }
-        link_t* make_sentinel(std::uint64_t so, std::uint64_t) {
-            link_t* n = &dir.at(reverse_bits(so));  // so = reverse_bits(b)
-            n->so_key = so;
-            return n;
-        }
-        void link(link_t* from, link_t* to) {
-            from->next.store(list<K, V>::word_of(to, inserted), std::memory_order_relaxed);
+        link_t* sentinel(std::uint64_t b) { return &dir.at(b); }  // the address only
+        void init_sentinel(link_t* s, std::uint64_t so) { s->so_key = so; }
+        // The tag from the caller: reading to's so-key would race with its initialiser.
+        void link(link_t* from, link_t* to, bool to_sentinel) {
+            const std::uintptr_t w = reinterpret_cast<std::uintptr_t>(to) | (to_sentinel ? sentinel_tag : 0) | inserted;
+            from->next.store(w, std::memory_order_relaxed);
         }
         void drop_duplicate(link_t*, link_t* gone) {
             std::lock_guard g(dropped_mutex);

@@ -35,9 +35,9 @@
 //
 // Crash consistency: nothing here is persistent. A crash loses the directory and the
 // sentinels; recovery rebuilds them from the members (rebuild_split_ordered below): a
-// two-level counting sort of the members by their place in list order (place_sort, the
-// top log2(buckets) bits of the so-key), then sentinels and links written in list order by
-// up to `recovery_threads` threads over contiguous ranges of places, stitched at the end.
+// two-level counting sort of the members by bucket (place_sort), then each bucket's sentinel
+// and links written in bucket order by up to `recovery_threads` threads over contiguous
+// ranges of buckets (link-free's recovery sorts by list place with the same place_sort).
 #pragma once
 
 #include <algorithm>
@@ -378,19 +378,27 @@ public:
         const unsigned s = segment_of(b);
         if (s >= segment_count) __builtin_unreachable();  // b < max_buckets: bucket_count's cap
         Link* seg = segments_[s].load(std::memory_order_acquire);
-        if (seg == nullptr) [[unlikely]] {
-            Link* fresh = allocate_segment(s);
-            if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel))
-                seg = fresh;
-            else
-                free_segment(fresh, s);  // another thread's segment won; seg holds it
-        }
+        if (seg == nullptr) [[unlikely]] seg = install_segment(s);
         return seg[index_in_segment(b, s)];
     }
-    // Recovery: the slot already is the sentinel (rebuild_split_ordered's interface).
+    // Recovery (rebuild_split_ordered's interface): the slot already is the sentinel; every
+    // segment of buckets [0, n) allocated up front, so that the recovery threads never race
+    // to allocate one (the loser would build a whole segment for nothing).
     void set_sentinel(std::uint64_t, Link*) noexcept {}
+    void reserve(std::uint64_t n) {
+        if (n == 0) return;
+        for (unsigned s = 0; s <= segment_of(n - 1); ++s)
+            if (segments_[s].load(std::memory_order_acquire) == nullptr) install_segment(s);
+    }
 
 private:
+    Link* install_segment(unsigned s) {
+        Link* seg = nullptr;
+        Link* fresh = allocate_segment(s);
+        if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel)) return fresh;
+        free_segment(fresh, s);  // another thread's segment won; seg holds it
+        return seg;
+    }
     // Segments of 2 MiB and more are aligned to 2 MiB and offered to transparent huge pages:
     // a lookup's one directory access then rarely walks the page tables.
     static constexpr std::size_t huge_page = std::size_t{2} << 20;
@@ -471,9 +479,11 @@ inline unsigned recovery_chunks(unsigned threads, std::uint64_t buckets, std::ui
     return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads, buckets / 4096, parts})));
 }
 
-// Recovery: items (members, in any order) sorted by their place in list order among
-// `buckets` buckets, place(item) = the top log2(buckets) bits of its so-key (a regular
-// so_key is reverse_bits(hash) | 1, so these are its bucket's bits reversed). A two-level
+// Recovery: items (members, in any order) sorted by their place among `buckets` places,
+// the top log2(buckets) bits of the 64-bit place(item): of the so-key for list order
+// (link-free; a regular so_key is reverse_bits(hash) | 1, so these are its bucket's bits
+// reversed), of the hash's low bits moved to the top for bucket order (SOFT,
+// rebuild_split_ordered). A two-level
 // counting sort, both levels cache friendly: the constructor splits the items into `parts`
 // partitions of consecutive places (a histogram small enough for the L1 cache; one pass to
 // count, one to scatter), then sort_partition(p) sorts partition p by place with a count
@@ -531,98 +541,105 @@ private:
     std::vector<T> sorted_;
 };
 
+// A member for rebuild_split_ordered: its node and its key's hash (recomputed from the key,
+// never read from the media), whose low bits are its bucket; 0 for the list layout.
+template <class Node>
+struct hashed_member {
+    std::uint64_t hash;
+    Node* node;
+};
+
 // Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
 // one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
 // a traversal from the head. Policy:
-//   std::uint64_t so_key(const Node*)          (the member's so-key, recomputed from its key)
 //   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
-//   Node* make_sentinel(std::uint64_t so_key, std::uint64_t i)
-//                                              (a volatile sentinel; i in [1, buckets) is its
-//                                              place in list order, distinct per call, so the
-//                                              policy may take it from a preallocated block)
-//   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
+//   Node* sentinel(std::uint64_t b)            (bucket b's sentinel, b in [1, buckets): the same
+//                                              node on every call, its address only; called
+//                                              from several threads at once, also for a bucket
+//                                              another thread is initialising)
+//   void init_sentinel(Node* s, std::uint64_t so_key)
+//                                              (once per bucket, by the thread that links it)
+//   void link(Node* from, Node* to, bool to_sentinel)
+//                                              (from.next := to; to == nullptr ends the list)
 //   optional: void drop_duplicate(Node* kept, Node* dropped)
 //             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
 //             `dropped` is not linked; without this member duplicates are linked as found)
 // head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
 // and its count to the members linked. Returns that count.
 //
-// Work: place_sort's first level on the caller (two sequential passes over `members`);
-// then the partitions are cut into up to `threads` contiguous ranges (recovery_chunks),
-// each handled by its own thread: sort its partitions by place, then for each place in
-// list order its sentinel, the sort of its few members, the links; the members a few places
-// ahead are prefetched (they sit anywhere in memory, and each link is a store into one).
-// The ranges are stitched end to start. Every range but the first starts with a sentinel,
-// so duplicates (equal neighbours inside one bucket) never straddle two ranges.
-// make_sentinel, link and drop_duplicate are called from several threads at once (on
-// distinct nodes); set_sentinel on distinct buckets (segment allocation is a CAS).
+// Order of the work: BUCKET order, not list order. Every link is known without walking the
+// list: inside a bucket its sentinel, then its members sorted; the last of them (or the
+// sentinel of an empty bucket) points to the sentinel of the bucket whose place in list order
+// comes next (place = the bucket's bits reversed), whose address the policy gives. So each
+// bucket is written on its own: the members sorted by bucket (place_sort on the hash's low
+// bits, carried with each member so that the sort never reads a node: a bit reversal per
+// member in the partition pass, or a node read there, cost the pass 3x at 1M keys: too few
+// of its scattered reads were in flight), the directory in address order, ranges of
+// buckets on the recovery threads (recovery_chunks) that need no stitching. Written in list
+// order (as before), the directory was visited bit-reversed: for SOFT, whose sentinels ARE the
+// directory's slots (inline_directory), one cache miss per bucket scattered over the whole
+// directory, which outgrows the last-level cache (64 MiB at 4M keys and load factor 1) and
+// made recovery super-linear (docs/results.md, "set-recovery"). The members stay where the
+// scan put them (any order), so their links are scattered in both orders: they are
+// prefetched a few buckets ahead.
 template <class Directory, class Node, class Policy>
-std::size_t rebuild_split_ordered(Directory& dir, Node* head, std::vector<Node*>& members,
+std::size_t rebuild_split_ordered(Directory& dir, Node* head, const std::vector<hashed_member<Node>>& members,
                                   std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
-    auto so_key = [&policy](Node* n) { return policy.so_key(n); };
-    place_sort<Node*, decltype(so_key)> ps(members, buckets, so_key);
+    using member = hashed_member<Node>;
+    const unsigned width = static_cast<unsigned>(std::bit_width(buckets)) - 1;
+    // place_sort sorts by the top `width` bits: the bucket's, moved up from the hash's bottom.
+    auto bucket_bits = [width](const member& m) -> std::uint64_t { return width == 0 ? 0 : m.hash << (64 - width); };
+    place_sort<member, decltype(bucket_bits)> ps(members, buckets, bucket_bits);
     const std::uint64_t parts = ps.parts();
-    std::vector<Node*>& sorted = ps.sorted();
-    struct piece {
-        Node* first = nullptr;
-        Node* last = nullptr;
-        std::size_t linked = 0;
+    std::vector<member>& sorted = ps.sorted();
+    // The sentinel after bucket b in list order (nullptr after the last place). The bucket at
+    // place i is bucket_in_list_order(i), an involution: b's own place is the same function of b.
+    const auto successor = [&](std::uint64_t b) -> Node* {
+        const std::uint64_t place = bucket_in_list_order(b, buckets);
+        return place + 1 == buckets ? nullptr : policy.sentinel(bucket_in_list_order(place + 1, buckets));
     };
+    if constexpr (requires { dir.reserve(buckets); }) dir.reserve(buckets);  // no segment race below
     const unsigned chunks = recovery_chunks(threads, buckets, parts);
-    std::vector<piece> pieces(chunks);
-    constexpr std::uint64_t ahead = 8;  // places prefetched ahead of the one being linked
+    std::vector<std::size_t> linked(chunks, 0);
+    constexpr std::uint64_t ahead = 8;  // buckets whose members are prefetched ahead of the one being linked
     for_each_range(chunks, parts, [&](unsigned c, std::uint64_t p0, std::uint64_t p1) {
         for (std::uint64_t p = p0; p < p1; ++p) ps.sort_partition(p);
-        piece& pc = pieces[c];
-        Node* tail = nullptr;
-        const auto append = [&](Node* n) {
-            if (tail == nullptr)
-                pc.first = n;
-            else
-                policy.link(tail, n);
-            tail = n;
-        };
-        const std::uint64_t i0 = ps.first_place(p0), i1 = ps.first_place(p1);
-        for (std::uint64_t i = i0; i < i1; ++i) {
-            if (i + ahead < i1) {
-                for (std::size_t k = ps.begin(i + ahead); k < ps.end(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
-                // sentinels that live in the directory (inline_directory): list order visits
-                // their slots bit-reversed, i.e. scattered, so they are prefetched too
-                if constexpr (requires { policy.prefetch_sentinel(std::uint64_t{0}); })
-                    policy.prefetch_sentinel(bucket_in_list_order(i + ahead, buckets));
-            }
-            const std::uint64_t b = bucket_in_list_order(i, buckets);
+        const std::uint64_t b0 = ps.first_place(p0), b1 = ps.first_place(p1);
+        std::size_t count = 0;
+        for (std::uint64_t b = b0; b < b1; ++b) {
+            if (b + ahead < b1)
+                for (std::size_t k = ps.begin(b + ahead); k < ps.end(b + ahead); ++k) __builtin_prefetch(sorted[k].node, 1);
+            Node* tail = head;
             if (b != 0) {
-                Node* s = policy.make_sentinel(sentinel_so_key(b), i);
-                dir.set_sentinel(b, s);
-                append(s);
-            } else {
-                append(head);
+                tail = policy.sentinel(b);
+                policy.init_sentinel(tail, sentinel_so_key(b));
+                dir.set_sentinel(b, tail);
             }
-            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(i));
-            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(i));
-            std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
+            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(b));
+            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(b));
+            std::sort(first, last, [&](const member& x, const member& y) { return policy.less(x.node, y.node); });
+            Node* prev = nullptr;  // the last member linked in this bucket
             for (auto it = first; it != last; ++it) {
-                if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
-                    if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
-                        !policy.less(tail, *it) && !policy.less(*it, tail)) {
-                        policy.drop_duplicate(tail, *it);
+                Node* n = it->node;
+                if constexpr (requires { policy.drop_duplicate(n, n); }) {
+                    if (prev != nullptr && !policy.less(prev, n) && !policy.less(n, prev)) {
+                        policy.drop_duplicate(prev, n);
                         continue;
                     }
                 }
-                append(*it);
-                ++pc.linked;
+                policy.link(tail, n, false);
+                tail = prev = n;
+                ++count;
             }
+            Node* next = successor(b);
+            policy.link(tail, next, next != nullptr);
         }
-        pc.last = tail;
+        linked[c] = count;
     });
-    std::size_t linked = 0;
-    for (unsigned c = 0; c < chunks; ++c) {
-        linked += pieces[c].linked;
-        policy.link(pieces[c].last, c + 1 < chunks ? pieces[c + 1].first : nullptr);
-    }
-    dir.reset(buckets, static_cast<std::int64_t>(linked));
-    return linked;
+    std::size_t total = 0;
+    for (const std::size_t n : linked) total += n;
+    dir.reset(buckets, static_cast<std::int64_t>(total));
+    return total;
 }
 
 }  // namespace ferrite::sets
