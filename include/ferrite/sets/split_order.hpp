@@ -21,8 +21,8 @@
 //   * regular so_key = reverse_bits(hash) | 1, sentinel so_key of bucket b = reverse_bits(b)
 //     (low bit 0): a sentinel and a regular node never tie; the hash's top bit is dropped
 //     (bucket counts stay far below 2^63);
-//   * the directory is segmented (segment s holds 2^s buckets, allocated on first use with
-//     one CAS), so it never moves and readers need no lock or hazard for it; SOFT keeps its
+//   * the directory is segmented (segment s >= 1 holds buckets [2^(s-1), 2^s), allocated on
+//     first use with one CAS), so it never moves and readers need no lock or hazard for it; SOFT keeps its
 //     sentinels IN the slots (inline_directory: one line per bucket lookup instead of two
 //     dependent misses), link-free keeps pointers to sentinels (bucket_directory);
 //   * the list layout (an ordered set, no hashing) is the degenerate case: one bucket whose
@@ -270,8 +270,16 @@ public:
         count_.reset(members);
     }
 
-    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b + 1) - 1); }
-    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b + 1 - (std::uint64_t{1} << s); }
+    // Directory segments: segment 0 holds bucket 0, segment s >= 1 the buckets [2^(s-1), 2^s),
+    // so the segments of a table of 2^k buckets are exactly 0..k and hold 2^k slots: a
+    // doubling allocates the new half and nothing more. (Segment s used to hold buckets
+    // [2^s - 1, 2^(s+1) - 1): bucket 2^k - 1 alone opened segment k, as large as all the
+    // others together, so every table allocated twice the slots it used: 64 MiB of SOFT's
+    // directory at 4M keys, allocated and written by each recovery for one bucket.)
+    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b)); }
+    static std::uint64_t segment_slots(unsigned s) noexcept { return s == 0 ? 1 : std::uint64_t{1} << (s - 1); }
+    // (no branch on the lookup path: bucket 0 subtracts 1 >> 1 = 0)
+    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b - ((std::uint64_t{1} << s) >> 1); }
     static std::uint64_t parent_of(std::uint64_t b) noexcept {
         return b & ~(std::uint64_t{1} << (static_cast<unsigned>(std::bit_width(b)) - 1));
     }
@@ -284,8 +292,8 @@ private:
 
 // ---- the bucket directory ------------------------------------------------------------------
 
-// Segmented array of bucket sentinels: bucket b lives in segment s = floor(log2(b + 1)) at
-// index b + 1 - 2^s; segment s has 2^s slots, allocated on first use. Slots hold the
+// Segmented array of bucket sentinels: bucket b lives in segment s = bit_width(b) (0 for
+// bucket 0) at index b - 2^(s-1); segment s has segment_slots(s) slots, allocated on first use. Slots hold the
 // sentinel (nullptr: not initialised yet). Node is the list's volatile node type; the list
 // supplies `insert_sentinel(Node* start, std::uint64_t so_key) -> Node*`, which inserts a
 // sentinel with that so-key into the list after `start` or returns the one already there
@@ -342,7 +350,7 @@ private:
         if (s >= segment_count) __builtin_unreachable();  // b < max_buckets: bucket_count's cap
         auto* seg = segments_[s].load(std::memory_order_acquire);
         if (seg == nullptr) {
-            auto* fresh = new std::atomic<Node*>[std::size_t{1} << s]();
+            auto* fresh = new std::atomic<Node*>[segment_slots(s)]();
             if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel))
                 seg = fresh;
             else
@@ -402,7 +410,7 @@ private:
     // Segments of 2 MiB and more are aligned to 2 MiB and offered to transparent huge pages:
     // a lookup's one directory access then rarely walks the page tables.
     static constexpr std::size_t huge_page = std::size_t{2} << 20;
-    static std::size_t segment_bytes(unsigned s) noexcept { return sizeof(Link) << s; }
+    static std::size_t segment_bytes(unsigned s) noexcept { return sizeof(Link) * segment_slots(s); }
     static std::size_t segment_alignment(unsigned s) noexcept {
         return segment_bytes(s) >= huge_page ? huge_page : alignof(std::max_align_t);
     }
@@ -411,12 +419,12 @@ private:
         void* raw = ::operator new(bytes, std::align_val_t{segment_alignment(s)});
         if (bytes >= huge_page) (void)::madvise(raw, bytes, MADV_HUGEPAGE);  // advice only
         Link* seg = static_cast<Link*>(raw);
-        for (std::size_t i = 0; i < (std::size_t{1} << s); ++i) new (seg + i) Link();
+        for (std::size_t i = 0; i < segment_slots(s); ++i) new (seg + i) Link();
         return seg;
     }
     static void free_segment(Link* seg, unsigned s) noexcept {
         if (seg == nullptr) return;
-        for (std::size_t i = 0; i < (std::size_t{1} << s); ++i) seg[i].~Link();
+        for (std::size_t i = 0; i < segment_slots(s); ++i) seg[i].~Link();
         ::operator delete(seg, std::align_val_t{segment_alignment(s)});
     }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <map>
 #include <random>
 #include <set>
@@ -186,15 +187,27 @@ struct tset {
 };
 
 TEST(BucketDirectory, SegmentsCoverEveryBucketOnce) {
-    for (std::uint64_t b = 0; b < 5000; ++b) {
-        const unsigned s = bucket_directory<tnode>::segment_of(b);
-        EXPECT_LT(bucket_directory<tnode>::index_in_segment(b, s), std::uint64_t{1} << s);
+    using d = bucket_directory<tnode>;
+    // every bucket of a table of 2^k buckets in segments 0..k, which hold exactly 2^k slots
+    std::uint64_t slots = 0;
+    unsigned last = 0;
+    for (std::uint64_t b = 0; b < 4096; ++b) {
+        const unsigned s = d::segment_of(b);
+        ASSERT_LT(d::index_in_segment(b, s), d::segment_slots(s));
+        if (b == 0 || s != last) {
+            EXPECT_EQ(d::index_in_segment(b, s), 0u) << "segment " << s << " starts at bucket " << b;
+            slots += d::segment_slots(s);
+            last = s;
+        }
+        EXPECT_EQ(slots, std::bit_ceil(b + 1)) << "buckets 0.." << b;
     }
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(0), 0u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(1), 1u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(2), 1u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(3), 2u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of((std::uint64_t{1} << 47) - 1), 47u) << "the last bucket below the cap has a segment";
+    EXPECT_EQ(d::segment_of(0), 0u);
+    EXPECT_EQ(d::segment_of(1), 1u);
+    EXPECT_EQ(d::segment_of(2), 2u);
+    EXPECT_EQ(d::segment_of(3), 2u);
+    EXPECT_EQ(d::segment_of(4), 3u);
+    EXPECT_EQ(d::segment_of((std::uint64_t{1} << 47) - 1), 47u) << "the last bucket below the cap has a segment";
+    EXPECT_LT(d::segment_of((std::uint64_t{1} << 47) - 1), d::segment_count);
 }
 
 TEST(BucketDirectory, GrowsFromOneBucketAndInitialisesLazily) {
