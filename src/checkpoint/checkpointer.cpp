@@ -22,6 +22,36 @@ constexpr std::uint64_t max_record_lines = (std::uint64_t{1} << 30) / line;  // 
 // more); joining runs in the snapshot only lowers that. (A run over max_record_lines would
 // need one more header per 1 GiB: marking that much in one epoch exceeds any log first.)
 constexpr std::uint64_t record_overhead = 32;
+constexpr std::size_t prefetch_distance = 8;  // runs ahead
+
+// Sorts runs by first line: a least-significant-digit radix sort, 12 bits a pass, as many
+// passes as the largest first line needs (2 for an image of up to 2^24 lines, 1 GiB),
+// through `scratch`. (std::sort took a third of the snapshot's time at 50,000 runs.)
+template <class Region>
+void sort_runs(std::vector<Region>& runs, std::vector<Region>& scratch) {
+    if (runs.size() < 64) {
+        std::sort(runs.begin(), runs.end(), [](const Region& a, const Region& b) { return a.first_line < b.first_line; });
+        return;
+    }
+    std::uint64_t top = 0;
+    for (const auto& r : runs) top |= r.first_line;
+    constexpr unsigned bits = 12;
+    constexpr std::size_t buckets = std::size_t{1} << bits;
+    scratch.resize(runs.size());
+    std::vector<std::uint32_t> count(buckets);
+    for (unsigned shift = 0; shift == 0 || (top >> shift) != 0; shift += bits) {
+        std::fill(count.begin(), count.end(), 0);
+        for (const auto& r : runs) ++count[(r.first_line >> shift) & (buckets - 1)];
+        std::uint32_t sum = 0;
+        for (auto& c : count) {
+            const auto n = c;
+            c = sum;
+            sum += n;
+        }
+        for (const auto& r : runs) scratch[count[(r.first_line >> shift) & (buckets - 1)]++] = r;
+        runs.swap(scratch);
+    }
+}
 
 std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -176,7 +206,12 @@ bool checkpointer::run_checkpoint(unsigned t) {
             log_.commit(epoch);
             for (const auto& th : threads_) {
                 if (th.logged_epoch != epoch) continue;  // not a participant: nothing of it logged
-                for (const auto& r : th.runs) log_.apply(r.first_line * line, image_ + r.first_line * line, r.lines * line);
+                for (std::size_t i = 0; i < th.runs.size(); ++i) {
+                    if (i + prefetch_distance < th.runs.size())  // the persistent image's line, to write
+                        __builtin_prefetch(log_.image() + th.runs[i + prefetch_distance].first_line * line, 1);
+                    const auto& r = th.runs[i];
+                    log_.apply(r.first_line * line, image_ + r.first_line * line, r.lines * line);
+                }
             }
             log_.finish_replay();
             epochs_.fetch_add(1, std::memory_order_relaxed);
@@ -203,7 +238,7 @@ void checkpointer::snapshot(unsigned t, std::uint64_t epoch) {
     // The runs in line order, adjacent ones joined: one record per run of lines, however
     // many mark() calls listed it. This thread set every bit of them, no other thread
     // listed any of their lines.
-    std::sort(me.runs.begin(), me.runs.end(), [](const region& a, const region& b) { return a.first_line < b.first_line; });
+    sort_runs(me.runs, me.scratch);
     std::size_t out = 0;
     for (std::size_t i = 0; i < me.runs.size(); ++i) {
         if (out > 0 && me.runs[out - 1].first_line + me.runs[out - 1].lines == me.runs[i].first_line)
@@ -214,7 +249,15 @@ void checkpointer::snapshot(unsigned t, std::uint64_t epoch) {
     me.runs.resize(out);
     me.logged_epoch = epoch;
     std::uint64_t cleared_word = ~std::uint64_t{0};
-    for (const auto& r : me.runs) {
+    for (std::size_t i = 0; i < me.runs.size(); ++i) {
+        const auto& r = me.runs[i];
+        // The runs lie all over the image: ask for the lines a few runs ahead, so that their
+        // cache misses overlap instead of stalling one after the other.
+        if (i + prefetch_distance < me.runs.size()) {
+            const auto ahead = me.runs[i + prefetch_distance].first_line;
+            __builtin_prefetch(image_ + ahead * line, 0);
+            __builtin_prefetch(&bitmap_[ahead / 64], 1);
+        }
         for (std::uint64_t l = r.first_line, end = r.first_line + r.lines; l < end;) {
             const std::uint64_t n = std::min(end - l, max_record_lines);
             const auto bytes = n * line;

@@ -113,6 +113,7 @@ private:
     };
     struct alignas(64) thread_state {
         std::vector<region> runs;         // lines whose bits this thread set this epoch
+        std::vector<region> scratch;      // the snapshot's sort
         std::uint64_t log_need = 0;       // bytes their records take at most
         std::uint64_t logged_epoch = 0;   // the epoch of its last snapshot
         bool joined = false;
