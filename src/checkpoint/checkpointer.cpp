@@ -2,6 +2,7 @@
 #include "ferrite/checkpoint/checkpointer.hpp"
 
 #include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
@@ -23,6 +24,7 @@ constexpr std::uint64_t max_record_lines = (std::uint64_t{1} << 30) / line;  // 
 // need one more header per 1 GiB: marking that much in one epoch exceeds any log first.)
 constexpr std::uint64_t record_overhead = 32;
 constexpr std::size_t prefetch_distance = 8;  // runs ahead
+void* const map_failed = MAP_FAILED;          // (a cast the warnings would flag where used)
 
 // Sorts runs by first line: a least-significant-digit radix sort, 12 bits a pass, as many
 // passes as the largest first line needs (2 for an image of up to 2^24 lines, 1 GiB),
@@ -62,7 +64,7 @@ std::int64_t now_ns() noexcept {
 
 checkpointer::checkpointer(epoch_log& log, std::byte* image, checkpoint_options o)
     : log_(log), image_(image), options_(o), lines_(log.geometry().image_bytes / line),
-      bitmap_(std::make_unique<std::atomic<std::uint64_t>[]>((lines_ + 63) / 64)),
+      bitmap_(map_bitmap((lines_ + 63) / 64)),
       threads_(log.geometry().threads), last_checkpoint_ns_(now_ns()) {
     if (reinterpret_cast<std::uintptr_t>(image) % line != 0)
         throw usage_error("checkpointer: the volatile image must be 64-byte aligned");
@@ -116,7 +118,7 @@ void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
         const std::uint64_t mask = (hi == 63 ? ~std::uint64_t{0} : ((std::uint64_t{1} << (hi + 1)) - 1)) &
                                    ~((std::uint64_t{1} << lo) - 1);
         l = upto + 1;
-        auto& w = bitmap_[word];
+        const auto w = bitmap_word(word);
         if ((w.load(std::memory_order_relaxed) & mask) == mask) continue;  // one load when already marked
         // The lines whose bits this call set are this thread's to log; the others are
         // another thread's (or this thread's, from an earlier mark) already.
@@ -273,7 +275,7 @@ void checkpointer::snapshot(unsigned t, std::uint64_t epoch) {
         // lines too may be cleared by them as well, with the same 0.
         for (std::uint64_t w = r.first_line / 64; w <= (r.first_line + r.lines - 1) / 64; ++w) {
             if (w == cleared_word) continue;
-            bitmap_[w].store(0, std::memory_order_relaxed);
+            bitmap_word(w).store(0, std::memory_order_relaxed);
             cleared_word = w;
         }
     }
@@ -281,6 +283,18 @@ void checkpointer::snapshot(unsigned t, std::uint64_t epoch) {
 
 std::uint64_t checkpointer::line_of(const void* p) const noexcept {
     return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_) / line;
+}
+
+// `words` zero words, mapped (the kernel's zero pages until written).
+std::unique_ptr<std::uint64_t[], checkpointer::unmap> checkpointer::map_bitmap(std::uint64_t words) {
+    const std::size_t bytes = std::max<std::size_t>(words * sizeof(std::uint64_t), 1);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == map_failed) throw std::bad_alloc();
+    return {static_cast<std::uint64_t*>(p), unmap{bytes}};
+}
+
+void checkpointer::unmap::operator()(std::uint64_t* p) const noexcept {
+    if (p != nullptr) ::munmap(p, bytes);
 }
 
 checkpoint_stats checkpointer::stats() const noexcept {

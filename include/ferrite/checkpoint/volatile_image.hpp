@@ -15,7 +15,8 @@
 //
 // Lazy loading, the algorithm:
 //   arm:    the image becomes PROT_NONE; a per-page state byte (0 absent, 1 loading,
-//           2 present) is allocated, and a staging reservoir (an anonymous mapping as large as
+//           2 present) is mapped (anonymous: zero pages the kernel supplies on first
+//           touch, so arming takes the same time whatever the image's size), and a staging reservoir (an anonymous mapping as large as
 //           the image, never touched until a page is loaded through it); the image is
 //           entered in a fixed table of armed images (16 slots, atomics) that a process-wide
 //           SIGSEGV handler reads. The handler is installed once, with SA_SIGINFO, and keeps
