@@ -371,9 +371,31 @@ void volatile_image::load_eager(const std::byte* source, unsigned threads) {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const std::uint64_t n = std::min<std::uint64_t>(threads, pages);
     std::byte* image = data();
+    // Runs of pages that hold a non-zero byte are copied; a page of zeros is left alone: the
+    // image's page is zero already (the mapping is fresh), and not writing it spares its
+    // page fault and its memory (an image is mostly zero beyond what its program allocated).
+    const auto zero_page = [page](const std::byte* p) {
+        std::uint64_t any = 0;
+        for (std::uint64_t i = 0; i < page; i += 64) {
+            std::uint64_t w[8];
+            std::memcpy(w, p + i, 64);
+            for (const auto x : w) any |= x;
+            if (any != 0) return false;
+        }
+        return true;
+    };
     const auto copy = [=](std::uint64_t t) {
         const std::uint64_t first = pages * t / n, last = pages * (t + 1) / n;
-        std::memcpy(image + first * page, source + first * page, (last - first) * page);
+        for (std::uint64_t i = first; i < last;) {
+            if (zero_page(source + i * page)) {
+                ++i;
+                continue;
+            }
+            std::uint64_t j = i + 1;
+            while (j < last && !zero_page(source + j * page)) ++j;
+            std::memcpy(image + i * page, source + i * page, (j - i) * page);
+            i = j;
+        }
     };
     std::vector<std::thread> workers;
     workers.reserve(n - 1);

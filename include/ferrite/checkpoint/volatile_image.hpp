@@ -105,7 +105,10 @@ public:
     volatile_image& operator=(const volatile_image&) = delete;
 
     // Copies size() bytes of `source` into the image, in page ranges over `threads` threads
-    // (0: the hardware's; never more than one per page). usage_error while armed.
+    // (0: the hardware's; never more than one per page). usage_error while armed. For an
+    // image as mapped (all zero) only: pages of `source` that are all zero are not written
+    // (no page fault, no memory), so the time goes with the bytes in use, not the image's
+    // size.
     void load_eager(const std::byte* source, unsigned threads);
     // Loads the image from `source` (size() bytes, which must stay readable and unchanged
     // while the image is armed) page by page on first touch (see above). usage_error if

@@ -227,6 +227,24 @@ TEST(VolatileImage, ArmingAHugeImageTakesNoMemoryPerPage) {
     ::munmap(src, bytes);
 }
 
+// An eager load writes only the source's pages that hold data: the fresh image is zero
+// elsewhere already (an image is mostly zero beyond what its program allocated), so those
+// pages are neither faulted in nor made resident. The image still equals the source.
+TEST(VolatileImage, AnEagerLoadWritesOnlyThePagesThatHoldData) {
+    const std::uint64_t p = page_bytes(), pages = 16384;  // 64 MiB with 4 KiB pages
+    std::vector<std::byte> source(pages * p);
+    const std::uint64_t with_data[] = {0, 5, 6, 7, 1000, 8191, 8192, pages - 1};
+    for (const std::uint64_t page : with_data)
+        for (std::uint64_t i = 0; i < p; i += 512) source[page * p + i] = static_cast<std::byte>(1 + page % 200);
+    source[3 * p + p - 1] = std::byte{7};  // a page whose only data is its last byte
+    auto image = volatile_image::map(0, source.size());
+    const auto before = resident_pages();
+    image.load_eager(source.data(), 2);
+    EXPECT_LT((resident_pages() - before) * p, std::uint64_t{512} << 10)
+        << "9 pages hold data; the other " << pages - 9 << " must not become resident";
+    EXPECT_EQ(std::memcmp(image.data(), source.data(), source.size()), 0);
+}
+
 TEST(VolatileImage, WritesToALazilyLoadedImageStick) {
     const std::uint64_t p = page_bytes();
     const auto source = source_bytes(64 * p, 3);
