@@ -24,10 +24,14 @@ PORT = None
 def start_server(binary, extra):
     process = subprocess.Popen([binary, "-p", "0", "-t", "2", "-c", "16", *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = ""
     line = process.stdout.readline()
+    while line and "listening on" not in line:  # durable engines first report their recovery
+        seen += line
+        line = process.stdout.readline()
     if "listening on" not in line:
         process.kill()
-        raise RuntimeError("ferrite-kv did not start: " + line + process.stdout.read())
+        raise RuntimeError("ferrite-kv did not start: " + seen + process.stdout.read())
     return process, int(line.split("listening on ")[1].split()[0].rsplit(":", 1)[1])
 
 
