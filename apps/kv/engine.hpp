@@ -45,6 +45,7 @@ struct store_request {
 struct store_outcome {
   store_result result = store_result::not_stored;
   std::uint64_t cas = 0;  // the stored item's CAS id when stored
+  bool replaced = false;  // stored over a live item of the key (else it was absent)
 };
 
 // What a reader sees of a live item; valid only inside the callback.

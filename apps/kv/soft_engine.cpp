@@ -6,12 +6,14 @@
 #include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/primitives.hpp"
+#include "ferrite/sync/rw_spin_lock.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <deque>
 #include <new>
 #include <random>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,6 @@ struct soft_engine::kv_root {
 namespace {
 
 constexpr std::uint64_t root_bytes = 4096;  // the kv root, then the item heap
-constexpr std::uint64_t high_water_step = 1 << 16;
 constexpr std::string_view layout_name = "ferrite-kv-1";
 
 struct ring_entry {
@@ -68,22 +69,33 @@ store_options layout_for(const soft_engine_options& o) {
 }  // namespace
 
 struct soft_engine::stripe {
-  std::shared_mutex lock;
+  sync::rw_spin_lock lock;  // waits through pmem::wait_hint: the crash simulator can schedule around it
   std::deque<ring_entry> ring;  // CLOCK order: oldest first; stale entries are skipped
   std::size_t live = 0;
 };
 
 soft_engine::soft_engine(const soft_engine_options& options)
     : options_(options),
-      store_(ferrite::store::open_or_create(options.pool, layout_name, layout_for(options))),
+      owned_(ferrite::store::open_or_create(options.pool, layout_name, layout_for(options))),
+      pool_(&owned_->pool()),
+      names_(&owned_->names()),
+      area_(owned_->user_area()),
       stripes_(std::make_unique<stripe[]>(stripe_count)) {
-  report_.created = store_.created();
-  report_.crashed = store_.recovered_from_crash();
-  const auto area = store_.user_area();
-  if (area.size() < root_bytes + (1 << 20)) {
-    damaged("the user area has " + std::to_string(area.size()) + " bytes, too few for a kv root and an item heap");
+  report_.created = owned_->created();
+  report_.crashed = owned_->recovered_from_crash();
+  start();
+}
+
+soft_engine::soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> area, const soft_engine_options& options)
+    : options_(options), pool_(&pool), names_(&names), area_(area), stripes_(std::make_unique<stripe[]>(stripe_count)) {
+  start();
+}
+
+void soft_engine::start() {
+  if (area_.size() < root_bytes + (64 << 10)) {
+    damaged("the user area has " + std::to_string(area_.size()) + " bytes, too few for a kv root and an item heap");
   }
-  root_ = reinterpret_cast<kv_root*>(area.data());
+  root_ = reinterpret_cast<kv_root*>(area_.data());
   if (root_->magic == 0) format_root();
   open_items();
   recover_items();
@@ -94,15 +106,14 @@ soft_engine::soft_engine(const soft_engine_options& options)
 soft_engine::~soft_engine() {
   index_.reset();
   items_.reset();
-  store_.close();
+  if (owned_) owned_->close();
 }
 
 void soft_engine::format_root() {
   // Nothing refers to the item heap until the magic is durable: a crash before it formats again.
-  const auto area = store_.user_area();
-  const std::uint64_t heap_offset = static_cast<std::uint64_t>(area.data() - store_.pool().base()) + root_bytes;
-  const std::uint64_t heap_size = (area.size() - root_bytes) & ~std::uint64_t{63};
-  (void)alloc::buddy_heap::create(store_.pool(), heap_offset, heap_size);
+  const std::uint64_t heap_offset = static_cast<std::uint64_t>(area_.data() - pool_->base()) + root_bytes;
+  const std::uint64_t heap_size = (area_.size() - root_bytes) & ~std::uint64_t{63};
+  (void)alloc::buddy_heap::create(*pool_, heap_offset, heap_size);
   std::random_device entropy;
   root_->version = 1;
   root_->seeds[0] = (std::uint64_t{entropy()} << 32) | entropy();
@@ -121,15 +132,14 @@ void soft_engine::format_root() {
 }
 
 void soft_engine::open_items() {
-  const auto area = store_.user_area();
-  const std::uint64_t area_start = static_cast<std::uint64_t>(area.data() - store_.pool().base());
+  const std::uint64_t area_start = static_cast<std::uint64_t>(area_.data() - pool_->base());
   if (root_->magic != kv_root::magic_value) damaged("the kv root has no valid magic");
   if (root_->checksum != root_->identity_checksum()) damaged("the kv root's checksum does not match");
   if (root_->version != 1) damaged("the kv root has version " + std::to_string(root_->version) + ", this build reads 1");
-  if (root_->heap_offset != area_start + root_bytes || root_->heap_size > area.size() - root_bytes) {
+  if (root_->heap_offset != area_start + root_bytes || root_->heap_size > area_.size() - root_bytes) {
     damaged("the kv root places the item heap outside its area");
   }
-  items_.reset(new alloc::buddy_heap(alloc::buddy_heap::open(store_.pool(), root_->heap_offset)));
+  items_.reset(new alloc::buddy_heap(alloc::buddy_heap::open(*pool_, root_->heap_offset)));
   granules_ = root_->heap_size / 64;
   referenced_ = std::make_unique<std::atomic<std::uint8_t>[]>(granules_);
 }
@@ -138,7 +148,8 @@ void soft_engine::recover_items() {
   items_->recover();
   durable_set_options index_options;
   index_options.recovery_threads = options_.recovery_threads;
-  index_ = store_.names().open_map<key_digest, std::uint64_t>("items", index_options);
+  index_options.area_bytes = options_.index_area_bytes;
+  index_ = names_->open_map<key_digest, std::uint64_t>("items", index_options);
 
   // Pass 1, reads only: every indexed item is checked before anything is written.
   const std::array<std::uint64_t, 2> seeds{root_->seeds[0], root_->seeds[1]};
@@ -219,10 +230,13 @@ bool soft_engine::live(const item_header& item, std::int64_t now) const {
 
 std::uint64_t soft_engine::next_cas() {
   const std::uint64_t cas = next_cas_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // The raise is durable before this id or any below the new mark reaches an item or a
+  // reply: another thread may hand out an id under the new mark and delete its item, and
+  // only this fence keeps a restart from issuing that id again.
   if (cas > high_water_.load(std::memory_order_acquire)) {
     std::lock_guard held(high_water_lock_);
     if (cas > root_->cas_high_water) {
-      root_->cas_high_water = cas + high_water_step;
+      root_->cas_high_water = cas + std::max<std::uint64_t>(1, options_.cas_step);
       pmem::pwb(&root_->cas_high_water);
       pmem::pfence();
       high_water_.store(root_->cas_high_water, std::memory_order_release);
@@ -334,7 +348,7 @@ store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::str
       return !current || *current != e.offset;
     });
   }
-  return {store_result::stored, item->cas};
+  return {store_result::stored, item->cas, replaced != 0};  // store() refines `replaced`
 }
 
 bool soft_engine::get(std::string_view key, std::int64_t now, std::optional<std::int64_t> new_expires,
@@ -391,13 +405,16 @@ store_outcome soft_engine::store(const store_request& request, std::int64_t now)
       break;
   }
   // `slot` may hold another key with the same digest: the new item displaces it.
+  store_outcome outcome;
   if (request.mode == store_mode::append) {
-    return publish(s, digest, request.key, old->value(), request.value, old->flags, old->expires_at, now, slot);
+    outcome = publish(s, digest, request.key, old->value(), request.value, old->flags, old->expires_at, now, slot);
+  } else if (request.mode == store_mode::prepend) {
+    outcome = publish(s, digest, request.key, request.value, old->value(), old->flags, old->expires_at, now, slot);
+  } else {
+    outcome = publish(s, digest, request.key, request.value, {}, request.flags, request.expires_at, now, slot);
   }
-  if (request.mode == store_mode::prepend) {
-    return publish(s, digest, request.key, request.value, old->value(), old->flags, old->expires_at, now, slot);
-  }
-  return publish(s, digest, request.key, request.value, {}, request.flags, request.expires_at, now, slot);
+  outcome.replaced = old != nullptr;  // this key's item, not a displaced one with the same digest
+  return outcome;
 }
 
 remove_result soft_engine::remove(std::string_view key, std::uint64_t compare_cas, std::int64_t now) {
@@ -472,6 +489,23 @@ void soft_engine::flush(std::int64_t at, std::int64_t now) {
     pmem::pfence();
     flushes_.flush_at(at);
   }
+}
+
+std::vector<std::string> soft_engine::check_items() const {
+  std::vector<std::string> problems = items_->check();
+  std::uint64_t allocated = 0;
+  for (const alloc::block_info& block : items_->blocks()) {
+    if (block.state == alloc::block_state::free) continue;
+    ++allocated;
+    if (block.state != alloc::block_state::live) {
+      problems.push_back("item block at " + std::to_string(block.offset) + " is " + alloc::to_string(block.state));
+    }
+  }
+  const std::uint64_t indexed = item_count_.load(std::memory_order_relaxed);
+  if (allocated != indexed) {
+    problems.push_back(std::to_string(allocated) + " item blocks allocated, " + std::to_string(indexed) + " indexed");
+  }
+  return problems;
 }
 
 engine_stats soft_engine::stats() const {

@@ -9,7 +9,7 @@
 //     block of that heap is an item.
 // Items of any size (key <= 250 bytes, value up to -I) are out of line: header, key, value.
 //
-// Concurrency: 1024 stripes of a reader-writer lock, chosen by digest. Readers share their
+// Concurrency: 1024 stripes of a reader-writer spin lock (sync/rw_spin_lock.hpp), chosen by digest. Readers share their
 // stripe's lock while they copy a value out; every write (store, delete, touch, incr) holds it
 // exclusively, so an old item is freed only when no reader can hold it, and read-modify-write
 // commands are atomic. The index itself is lock-free (SOFT); the stripes order writers of one
@@ -46,7 +46,10 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace ferrite::kv {
 
@@ -56,6 +59,8 @@ struct soft_engine_options {
   std::size_t max_item_bytes = 1 << 20;
   bool evict = true;
   unsigned recovery_threads = 0;           // 0: all cores
+  std::uint32_t index_area_bytes = 0;      // the index's durable areas on create (0: the sets' default)
+  std::uint64_t cas_step = 1 << 16;        // how far each durable raise of the CAS high-water mark reaches
 };
 
 struct recovery_report {
@@ -68,12 +73,21 @@ struct recovery_report {
 
 class soft_engine final : public engine {
  public:
+  // Opens (or creates) the pool file options.pool as a ferrite::store and recovers it.
   explicit soft_engine(const soft_engine_options& options);
+  // Runs over pieces someone else opened and recovered (the crash target): `names` is the
+  // catalog of `pool` (its heap recovered and finished), `area` the zero-filled or earlier
+  // formatted bytes for the kv root and the item heap. The item recovery runs here.
+  soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> area, const soft_engine_options& options);
   ~soft_engine() override;
   soft_engine(const soft_engine&) = delete;
   soft_engine& operator=(const soft_engine&) = delete;
 
   [[nodiscard]] const recovery_report& recovery() const { return report_; }
+  // What is inconsistent between the item heap and the index (empty: nothing): the heap's
+  // own check, then that its allocated blocks are exactly the indexed items (no leak, nothing
+  // pending). For tests and the crash target; no other thread may use the engine meanwhile.
+  [[nodiscard]] std::vector<std::string> check_items() const;
 
   [[nodiscard]] std::string_view name() const override { return "soft"; }
   bool get(std::string_view key, std::int64_t now, std::optional<std::int64_t> new_expires,
@@ -91,6 +105,7 @@ class soft_engine final : public engine {
   struct stripe;
   using index_type = durable_map<key_digest, std::uint64_t>;
 
+  void start();
   void format_root();
   void open_items();
   void recover_items();
@@ -112,7 +127,10 @@ class soft_engine final : public engine {
   static constexpr std::size_t stripe_count = 1024;
   soft_engine_options options_;
   std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();  // recovery timing
-  ferrite::store store_;
+  std::optional<ferrite::store> owned_;  // when the engine opened the pool itself
+  pmem::pool* pool_ = nullptr;
+  catalog* names_ = nullptr;
+  std::span<std::byte> area_;
   kv_root* root_ = nullptr;
   std::unique_ptr<alloc::buddy_heap> items_;
   std::shared_ptr<index_type> index_;

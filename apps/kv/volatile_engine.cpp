@@ -140,7 +140,7 @@ store_outcome volatile_engine::put(shard& s, item* old, std::string_view key, st
   bytes_.fetch_add(charge, std::memory_order_relaxed);
   items_.fetch_add(1, std::memory_order_relaxed);
   total_items_.fetch_add(1, std::memory_order_relaxed);
-  return {store_result::stored, it->cas};
+  return {store_result::stored, it->cas, old != nullptr};
 }
 
 bool volatile_engine::get(std::string_view key, std::int64_t now, std::optional<std::int64_t> new_expires,

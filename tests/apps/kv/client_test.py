@@ -4,7 +4,9 @@ has, and a raw socket for those it lacks (gat, gats, verbosity and the meta comm
 md, ma, mn). Starts the server on a free port and stops it with SIGTERM, which must close it
 cleanly.
 
-    client_test.py path/to/ferrite-kv [extra server options...]
+    client_test.py path/to/ferrite-kv [soft | extra server options...]
+
+"soft" runs the soft engine on a new pool in a temporary directory of /dev/shm.
 """
 import os
 import signal
@@ -224,6 +226,21 @@ class Commands(unittest.TestCase):
 def main():
     global SERVER, PORT
     binary, extra = sys.argv[1], sys.argv[2:]
+    scratch = None
+    if extra == ["soft"]:
+        import tempfile
+        scratch = tempfile.mkdtemp(prefix="ferrite-kv-client-", dir="/dev/shm")
+        extra = ["--engine", "soft", "--pool", os.path.join(scratch, "pool"), "--size", "128m"]
+    try:
+        run(binary, extra)
+    finally:
+        if scratch:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run(binary, extra):
+    global SERVER, PORT
     SERVER, PORT = start_server(binary, extra)
     try:
         result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
