@@ -13,7 +13,6 @@
 #include <deque>
 #include <new>
 #include <random>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -72,6 +71,7 @@ struct soft_engine::stripe {
   sync::rw_spin_lock lock;  // waits through pmem::wait_hint: the crash simulator can schedule around it
   std::deque<ring_entry> ring;  // CLOCK order: oldest first; stale entries are skipped
   std::size_t live = 0;
+  std::uint64_t next_cas = 0, cas_end = 0, cas_generation = 0;  // the reserved range (next_cas, cas_end]
 };
 
 soft_engine::soft_engine(const soft_engine_options& options)
@@ -202,8 +202,7 @@ void soft_engine::recover_items() {
   item_count_ = indexed.size();
   bytes_ = bytes;
   report_.items = indexed.size();
-  high_water_ = root_->cas_high_water;
-  next_cas_ = std::max(root_->cas_high_water, highest_cas);
+  reserved_ = std::max(root_->cas_high_water, highest_cas);
   flushes_.flush_now(root_->flush_cas_limit);
   if (root_->flush_at != 0) flushes_.flush_at(root_->flush_at);
 }
@@ -228,21 +227,20 @@ bool soft_engine::live(const item_header& item, std::int64_t now) const {
   return !is_expired(item.expires_at, now) && !flushes_.flushed(item.cas, item.stored_at, now);
 }
 
-std::uint64_t soft_engine::next_cas() {
-  const std::uint64_t cas = next_cas_.fetch_add(1, std::memory_order_relaxed) + 1;
-  // The raise is durable before this id or any below the new mark reaches an item or a
-  // reply: another thread may hand out an id under the new mark and delete its item, and
-  // only this fence keeps a restart from issuing that id again.
-  if (cas > high_water_.load(std::memory_order_acquire)) {
+std::uint64_t soft_engine::next_cas(stripe& s) {
+  const std::uint64_t generation = cas_generation_.load(std::memory_order_acquire);
+  if (s.next_cas == s.cas_end || s.cas_generation != generation) {
     std::lock_guard held(high_water_lock_);
-    if (cas > root_->cas_high_water) {
-      root_->cas_high_water = cas + std::max<std::uint64_t>(1, options_.cas_step);
-      pmem::pwb(&root_->cas_high_water);
-      pmem::pfence();
-      high_water_.store(root_->cas_high_water, std::memory_order_release);
-    }
+    s.next_cas = reserved_;
+    reserved_ += std::max<std::uint64_t>(1, options_.cas_step);
+    s.cas_end = reserved_;
+    s.cas_generation = generation;
+    root_->cas_high_water = reserved_;
+    // No fence here: an id of this range reaches an item, and so a reply, only after the
+    // item's pfence in publish(), on this thread, which makes this write-back durable first.
+    pmem::pwb(&root_->cas_high_water);
   }
-  return cas;
+  return ++s.next_cas;
 }
 
 void* soft_engine::allocate_with_eviction(stripe& s, std::size_t bytes) {
@@ -309,7 +307,7 @@ store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::str
   if (block == nullptr) return {store_result::out_of_memory, 0};
   auto* item = new (block) item_header{};
   item->magic = item_header::magic_value;
-  item->cas = next_cas();
+  item->cas = next_cas(s);
   item->stored_at = now;
   item->expires_at = expires_at;
   item->flags = flags;
@@ -478,7 +476,9 @@ arith_outcome soft_engine::arith(const arith_request& request, std::int64_t now)
 void soft_engine::flush(std::int64_t at, std::int64_t now) {
   std::lock_guard held(high_water_lock_);
   if (at <= now) {
-    const std::uint64_t limit = next_cas_.load(std::memory_order_relaxed);
+    // Every id handed out so far is at most reserved_; the stripes take new ranges above it.
+    const std::uint64_t limit = reserved_;
+    cas_generation_.fetch_add(1, std::memory_order_acq_rel);
     root_->flush_cas_limit = std::max(root_->flush_cas_limit, limit);
     pmem::pwb(&root_->flush_cas_limit);
     pmem::pfence();

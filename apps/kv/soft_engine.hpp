@@ -22,8 +22,9 @@
 //   delete: index.erase -> deallocate + confirm_deallocation.
 //   touch:  expires_at := new, pwb, pfence.
 //   flush_all: the flush mark in the root, pwb, pfence.
-//   CAS ids: the root's high-water mark is raised (pwb, pfence) before an id beyond it is used,
-//           so ids never repeat across restarts.
+//   CAS ids: each stripe takes ids from a range it reserves by raising the root's
+//           high-water mark (pwb); the item's own pfence makes the raise durable before any id
+//           of the range is in an item or a reply, so ids never repeat across restarts.
 // Recovery (open): the store recovers the catalog and the index; then the item heap's undo
 // log is rolled back; every indexed item is validated (a live or pending block of the item
 // heap, sound header, digest matching its key: a damaged_pool error otherwise, before any
@@ -39,13 +40,15 @@
 #include "ferrite/containers/catalog.hpp"
 #include "ferrite/containers/durable_map.hpp"
 #include "ferrite/containers/store.hpp"
+#include "ferrite/sync/rw_spin_lock.hpp"
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::unique_lock, std::lock_guard
+#include <shared_mutex>  // std::shared_lock
 #include <optional>
 #include <span>
 #include <string>
@@ -114,7 +117,9 @@ class soft_engine final : public engine {
   // The indexed item for `key` (nullptr if none, or its slot holds another key).
   item_header* find(const key_digest& digest, std::string_view key, std::uint64_t* offset) const;
   [[nodiscard]] bool live(const item_header& item, std::int64_t now) const;
-  std::uint64_t next_cas();
+  // A CAS id from the stripe's reserved range (a new range when it is used up or a flush
+  // happened). Called with the stripe held exclusively.
+  std::uint64_t next_cas(stripe& s);
   // Writes a new item and publishes it under `digest`, freeing `replaced` (0: none).
   store_outcome publish(stripe& s, const key_digest& digest, std::string_view key, std::string_view head,
                         std::string_view tail, std::uint32_t flags, std::int64_t expires_at, std::int64_t now,
@@ -137,9 +142,9 @@ class soft_engine final : public engine {
   std::unique_ptr<stripe[]> stripes_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> referenced_;  // CLOCK bits, one per 64-byte granule
   std::size_t granules_ = 0;
-  std::atomic<std::uint64_t> next_cas_{0};
-  std::mutex high_water_lock_;
-  std::atomic<std::uint64_t> high_water_{0};
+  sync::rw_spin_lock high_water_lock_;  // reserved_ and the root's CAS and flush words
+  std::uint64_t reserved_ = 0;            // every id up to it belongs to some stripe's range
+  std::atomic<std::uint64_t> cas_generation_{0};  // bumped by flush_all: ranges start again above it
   flush_rule flushes_;
   std::atomic<std::uint64_t> item_count_{0}, bytes_{0}, total_items_{0}, evictions_{0}, reclaimed_{0};
   recovery_report report_;
