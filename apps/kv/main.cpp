@@ -79,9 +79,10 @@ int main(int argc, char** argv) {
       options.evict = settings.evict;
       auto durable = std::make_unique<soft_engine>(options);
       const recovery_report& r = durable->recovery();
-      std::printf("ferrite-kv: pool %s %s: %llu items in %.1f ms%s\n", settings.pool.c_str(),
-                  r.created ? "created" : (r.crashed ? "recovered after a crash" : "opened"),
-                  static_cast<unsigned long long>(r.items), r.milliseconds,
+      std::printf("ferrite-kv: pool %s %s: %llu items in %.1f ms (pool %.1f, index %.1f, items %.1f)%s\n",
+                  settings.pool.c_str(), r.created ? "created" : (r.crashed ? "recovered after a crash" : "opened"),
+                  static_cast<unsigned long long>(r.items), r.milliseconds, r.pool_milliseconds,
+                  r.index_milliseconds, r.milliseconds - r.pool_milliseconds - r.index_milliseconds,
                   r.freed_leftovers != 0 ? (", freed " + std::to_string(r.freed_leftovers) +
                                             " blocks of interrupted writes").c_str() : "");
       settings.memory_bytes = durable->stats().limit_bytes;

@@ -12,7 +12,9 @@
 #include <chrono>
 #include <deque>
 #include <new>
+#include <numeric>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,10 @@ soft_engine::soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> 
 }
 
 void soft_engine::start() {
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  report_.pool_milliseconds = since(began_);
   if (area_.size() < root_bytes + (64 << 10)) {
     damaged("the user area has " + std::to_string(area_.size()) + " bytes, too few for a kv root and an item heap");
   }
@@ -99,8 +105,7 @@ void soft_engine::start() {
   if (root_->magic == 0) format_root();
   open_items();
   recover_items();
-  report_.milliseconds =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began_).count();
+  report_.milliseconds = since(began_);
 }
 
 soft_engine::~soft_engine() {
@@ -149,48 +154,86 @@ void soft_engine::recover_items() {
   durable_set_options index_options;
   index_options.recovery_threads = options_.recovery_threads;
   index_options.area_bytes = options_.index_area_bytes;
+  const auto index_began = std::chrono::steady_clock::now();
   index_ = names_->open_map<key_digest, std::uint64_t>("items", index_options);
+  report_.index_milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - index_began).count();
 
-  // Pass 1, reads only: every indexed item is checked before anything is written.
+  // Pass 1, reads only: every indexed item is checked before anything is written. The
+  // index's entries are sorted by offset and merged with the heap's block list (both in
+  // address order), so the items are read in address order and no per-item heap lookup is
+  // needed; the items' checks then run on the recovery threads.
   const std::array<std::uint64_t, 2> seeds{root_->seeds[0], root_->seeds[1]};
   std::vector<ring_entry> indexed;
   indexed.reserve(index_->size());
-  std::uint64_t highest_cas = 0, bytes = 0;
   index_->for_each([&](const key_digest& digest, const std::uint64_t& offset) {
-    const std::string where = "the item at heap offset " + std::to_string(offset);
-    if (offset >= root_->heap_size) damaged(where + " lies outside the item heap");
-    const void* block = items_->at(offset);
-    const alloc::block_state state = items_->state(block);
-    if (state != alloc::block_state::live && state != alloc::block_state::allocation_pending) {
-      damaged(where + " is not an allocated block (" + alloc::to_string(state) + ")");
-    }
-    const auto& item = *static_cast<const item_header*>(block);
-    const std::size_t block_bytes = items_->block_size(block);
-    if (block_bytes < sizeof(item_header)) damaged(where + " is smaller than an item header");
-    if (const char* problem = item_problem(item, block_bytes)) damaged(where + ": " + problem);
-    if (item.digest != digest || digest_of(item.key(), seeds) != digest) damaged(where + " is indexed under another key");
-    highest_cas = std::max(highest_cas, item.cas);
-    bytes += block_bytes;
+    if (offset >= root_->heap_size) damaged("the item at heap offset " + std::to_string(offset) + " lies outside the item heap");
     indexed.push_back({digest, offset});
   });
+  std::sort(indexed.begin(), indexed.end(), [](const ring_entry& a, const ring_entry& b) { return a.offset < b.offset; });
+
+  std::vector<std::uint64_t> block_bytes(indexed.size());
+  std::vector<void*> confirm, leftovers;
+  std::size_t next = 0;
+  for (const alloc::block_info& block : items_->blocks()) {
+    if (next < indexed.size() && indexed[next].offset < block.offset) break;  // not a block start: reported below
+    const bool in_index = next < indexed.size() && indexed[next].offset == block.offset;
+    if (in_index) {
+      if (block.state != alloc::block_state::live && block.state != alloc::block_state::allocation_pending) {
+        damaged("the item at heap offset " + std::to_string(block.offset) + " is not an allocated block (" +
+                alloc::to_string(block.state) + ")");
+      }
+      block_bytes[next] = std::uint64_t{1} << block.order;
+      if (block.state == alloc::block_state::allocation_pending) confirm.push_back(items_->at(block.offset));
+      ++next;
+      if (next < indexed.size() && indexed[next].offset == block.offset) {
+        damaged("two index entries name the item at heap offset " + std::to_string(block.offset));
+      }
+    } else if (block.state == alloc::block_state::live || block.state == alloc::block_state::allocation_pending) {
+      // An item no index entry names: a store or delete a crash cut short. A pending one is
+      // freed by finish_recovery.
+      if (block.state == alloc::block_state::live) leftovers.push_back(items_->at(block.offset));
+      ++report_.freed_leftovers;
+    }
+  }
+  if (next < indexed.size()) {
+    damaged("the item at heap offset " + std::to_string(indexed[next].offset) + " is not the start of a heap block");
+  }
+
+  const unsigned threads = std::max(1u, std::min<unsigned>(options_.recovery_threads != 0
+                                                                 ? options_.recovery_threads
+                                                                 : std::thread::hardware_concurrency(),
+                                                             static_cast<unsigned>(indexed.size() / 4096 + 1)));
+  std::vector<std::string> problems(threads);
+  std::vector<std::uint64_t> highest(threads, 0), bytes(threads, 0);
+  const auto check_range = [&](unsigned part) {
+    const std::size_t from = indexed.size() * part / threads, to = indexed.size() * (part + 1) / threads;
+    for (std::size_t k = from; k < to && problems[part].empty(); ++k) {
+      const auto& item = *static_cast<const item_header*>(items_->at(indexed[k].offset));
+      const std::string where = "the item at heap offset " + std::to_string(indexed[k].offset);
+      if (block_bytes[k] < sizeof(item_header)) problems[part] = where + " is smaller than an item header";
+      else if (const char* problem = item_problem(item, block_bytes[k])) problems[part] = where + ": " + problem;
+      else if (item.digest != indexed[k].digest || digest_of(item.key(), seeds) != indexed[k].digest) {
+        problems[part] = where + " is indexed under another key";
+      }
+      highest[part] = std::max(highest[part], item.cas);
+      bytes[part] += block_bytes[k];
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned part = 1; part < threads; ++part) helpers.emplace_back(check_range, part);
+  check_range(0);
+  for (auto& helper : helpers) helper.join();
+  for (const std::string& problem : problems) {
+    if (!problem.empty()) damaged(problem);
+  }
+  const std::uint64_t highest_cas = *std::max_element(highest.begin(), highest.end());
 
   // Pass 2: confirm what the index holds, free every other item block.
-  std::vector<std::uint64_t> offsets;
-  offsets.reserve(indexed.size());
-  for (const ring_entry& e : indexed) offsets.push_back(e.offset);
-  std::sort(offsets.begin(), offsets.end());
-  for (const alloc::block_info& block : items_->blocks()) {
-    void* p = items_->at(block.offset);
-    const bool in_index = std::binary_search(offsets.begin(), offsets.end(), block.offset);
-    if (block.state == alloc::block_state::allocation_pending && in_index) {
-      items_->confirm_allocation(p);
-    } else if (block.state == alloc::block_state::live && !in_index) {
-      items_->deallocate(p);
-      items_->confirm_deallocation(p);
-      ++report_.freed_leftovers;
-    } else if (block.state == alloc::block_state::allocation_pending) {
-      ++report_.freed_leftovers;  // finish_recovery frees it
-    }
+  for (void* p : confirm) items_->confirm_allocation(p);
+  for (void* p : leftovers) {
+    items_->deallocate(p);
+    items_->confirm_deallocation(p);
   }
   items_->finish_recovery();
 
@@ -200,7 +243,7 @@ void soft_engine::recover_items() {
     ++s.live;
   }
   item_count_ = indexed.size();
-  bytes_ = bytes;
+  bytes_ = std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{0});
   report_.items = indexed.size();
   reserved_ = std::max(root_->cas_high_water, highest_cas);
   flushes_.flush_now(root_->flush_cas_limit);

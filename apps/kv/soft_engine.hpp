@@ -71,7 +71,9 @@ struct recovery_report {
   bool crashed = false;                    // the last run did not close the pool
   std::uint64_t items = 0;
   std::uint64_t freed_leftovers = 0;       // blocks of stores/deletes a crash cut short
-  double milliseconds = 0;
+  double milliseconds = 0;                 // all of it
+  double pool_milliseconds = 0;            // of which: the store's open (catalog and index recovery)
+  double index_milliseconds = 0;           // of which: opening the index (its rebuild)
 };
 
 class soft_engine final : public engine {
