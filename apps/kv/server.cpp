@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <mutex>
@@ -50,6 +51,7 @@ struct worker {
   std::vector<evutil_socket_t> arrivals;
   std::unordered_set<connection*> open;
   std::thread thread;
+  std::atomic<bool> stopping{false};  // set by the main thread, acted on by the worker itself
 };
 
 void close_connection(connection* c) {
@@ -124,6 +126,10 @@ void adopt(worker* w, evutil_socket_t fd) {
 
 void on_wake(evutil_socket_t, short, void* arg) {
   auto* w = static_cast<worker*>(arg);
+  if (w->stopping.load(std::memory_order_acquire)) {
+    event_base_loopbreak(w->base);  // on the worker's own thread: no cross-thread notify needed
+    return;
+  }
   std::vector<evutil_socket_t> arrived;
   {
     std::lock_guard held(w->lock);
@@ -233,8 +239,9 @@ server::server(server_context& context) : impl_(std::make_unique<impl>(context))
 server::~server() {
   impl& self = *impl_;
   for (auto& w : self.workers) {
-    if (w->thread.joinable()) {
-      event_base_loopbreak(w->base);
+    if (w->thread.joinable()) {  // run() threw before joining: stop the worker as run() does
+      w->stopping.store(true, std::memory_order_release);
+      event_active(w->wake, EV_READ, 0);
       w->thread.join();
     }
     for (connection* c : std::vector<connection*>(w->open.begin(), w->open.end())) close_connection(c);
@@ -260,10 +267,13 @@ void server::run() {
   }
   event_base_dispatch(self.base);
   evconnlistener_disable(self.listener);
+  // Each worker breaks its own loop when woken with `stopping` set (a loopbreak from this
+  // thread was seen to leave a worker in epoll_wait once, at SIGTERM after a long run).
   for (auto& w : self.workers) {
-    event_base_loopbreak(w->base);
-    w->thread.join();
+    w->stopping.store(true, std::memory_order_release);
+    event_active(w->wake, EV_READ, 0);
   }
+  for (auto& w : self.workers) w->thread.join();
 }
 
 void server::stop() { impl_->stop(); }

@@ -358,9 +358,11 @@ store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::str
   item->value_length = static_cast<std::uint32_t>(value_bytes);
   item->digest = digest;
   char* bytes_after = reinterpret_cast<char*>(item + 1);
-  std::memcpy(bytes_after, key.data(), key.size());
-  std::memcpy(bytes_after + key.size(), head.data(), head.size());
-  std::memcpy(bytes_after + key.size() + head.size(), tail.data(), tail.size());
+  // An empty string_view may have a null data(), which memcpy must not be given.
+  for (const std::string_view part : {key, head, tail}) {
+    if (!part.empty()) std::memcpy(bytes_after, part.data(), part.size());
+    bytes_after += part.size();
+  }
   item->checksum = item->compute_checksum();
   pmem::pwb_range(block, bytes);
   pmem::pfence();  // the item is durable before the index can name it

@@ -157,6 +157,7 @@ def main():
     pool = os.path.join(directory, "pool")
     models = [dict() for _ in range(args.threads)]
     acked = early_kills = freed = 0
+    process = None
     try:
         for round_number in range(kills):
             process = start(args.binary, pool, args.size, args.engine)
@@ -197,6 +198,9 @@ def main():
         print("%d kills (%d during pool creation or recovery), %d acknowledged writes, 0 lost; "
               "%d blocks of interrupted writes freed at restarts" % (kills, early_kills, acked, freed))
     finally:
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
         for name in os.listdir(directory):
             os.unlink(os.path.join(directory, name))
         os.rmdir(directory)
