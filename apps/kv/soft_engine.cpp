@@ -2,6 +2,7 @@
 #include "soft_engine.hpp"
 
 #include "counter.hpp"
+#include "store_rules.hpp"
 
 #include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/error.hpp"
@@ -432,20 +433,8 @@ store_outcome soft_engine::store(const store_request& request, std::int64_t now)
     old = nullptr;
     slot = 0;
   }
-  if (request.mode == store_mode::cas && old == nullptr) return {store_result::not_found, 0};
-  if (request.compare_cas != 0 && old != nullptr && old->cas != request.compare_cas) return {store_result::exists, 0};
-  switch (request.mode) {
-    case store_mode::add:
-      if (old != nullptr) return {store_result::not_stored, 0};
-      break;
-    case store_mode::replace:
-    case store_mode::append:
-    case store_mode::prepend:
-      if (old == nullptr) return {store_result::not_stored, 0};
-      break;
-    case store_mode::set:
-    case store_mode::cas:
-      break;
+  if (const auto refused = store_refusal(request, old != nullptr, old != nullptr ? old->cas : 0)) {
+    return {*refused, 0};
   }
   // `slot` may hold another key with the same digest: the new item displaces it.
   store_outcome outcome;

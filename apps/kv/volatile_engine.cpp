@@ -1,6 +1,7 @@
 #include "volatile_engine.hpp"
 
 #include "counter.hpp"
+#include "store_rules.hpp"
 
 #include <ctime>
 
@@ -160,25 +161,9 @@ store_outcome volatile_engine::store(const store_request& request, std::int64_t 
   shard& s = shard_of(request.key);
   std::lock_guard held(s.lock);
   item* old = find_live(s, request.key, now);
-  if (request.mode == store_mode::cas && old == nullptr) return {store_result::not_found, 0};
-  if (request.compare_cas != 0 && old != nullptr && old->cas != request.compare_cas) {
-    return {store_result::exists, 0};
-  }
-  switch (request.mode) {
-    case store_mode::add:
-      if (old != nullptr) {
-        old->referenced = true;
-        return {store_result::not_stored, 0};
-      }
-      break;
-    case store_mode::replace:
-    case store_mode::append:
-    case store_mode::prepend:
-      if (old == nullptr) return {store_result::not_stored, 0};
-      break;
-    case store_mode::set:
-    case store_mode::cas:
-      break;
+  if (const auto refused = store_refusal(request, old != nullptr, old != nullptr ? old->cas : 0)) {
+    if (*refused == store_result::not_stored && old != nullptr) old->referenced = true;  // add hit a live key
+    return {*refused, 0};
   }
   if (request.mode == store_mode::append || request.mode == store_mode::prepend) {
     if (old->key.size() + old->value.size() + request.value.size() > limits_.max_item_bytes) {
