@@ -66,15 +66,6 @@ struct soft_engine_options {
   std::uint64_t cas_step = 1 << 16;        // how far each durable raise of the CAS high-water mark reaches
 };
 
-struct recovery_report {
-  bool created = false;
-  bool crashed = false;                    // the last run did not close the pool
-  std::uint64_t items = 0;
-  std::uint64_t freed_leftovers = 0;       // blocks of stores/deletes a crash cut short
-  double milliseconds = 0;                 // all of it
-  double pool_milliseconds = 0;            // of which: the store's open (catalog and index recovery)
-  double index_milliseconds = 0;           // of which: opening the index (its rebuild)
-};
 
 class soft_engine final : public engine {
  public:
