@@ -85,6 +85,18 @@ cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
                       std::to_string((2 * image_part) >> 20) + "m or more (or leave --size out)");
   }
   report_.index_milliseconds = since(began) - report_.pool_milliseconds;
+  start();
+  report_.milliseconds = since(began);
+}
+
+cpnvm_engine::cpnvm_engine(std::shared_ptr<program_image> image, const cpnvm_engine_options& options)
+    : options_(options), image_(std::move(image)), stripes_(std::make_unique<stripe[]>(stripe_count)) {
+  const auto began = std::chrono::steady_clock::now();
+  start();
+  report_.milliseconds = since(began);
+}
+
+void cpnvm_engine::start() {
   const std::span<const std::byte> whole = image_->whole_image();
   base_ = const_cast<std::byte*>(whole.data());
   image_bytes_ = whole.size();
@@ -107,7 +119,6 @@ cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
     mark_budget_ = table_->log_bytes / 4;
     image_->sync();
   }
-  report_.milliseconds = since(began);
 }
 
 cpnvm_engine::~cpnvm_engine() {
@@ -160,7 +171,7 @@ void cpnvm_engine::open_table() {
   if (t.buckets % 8 != 0 || t.buckets < first_offset_ || t.buckets > image_bytes_ ||
       image_bytes_ - t.buckets < t.bucket_count * 8)
     damaged("the bucket array at offset " + std::to_string(t.buckets) + " is not inside the image");
-  if (t.log_bytes < (8u << 20) || t.log_bytes > image_bytes_ + (std::uint64_t{1} << 40))
+  if (t.log_bytes < 4096 || t.log_bytes > (std::uint64_t{1} << 40))
     damaged("the table records thread logs of " + std::to_string(t.log_bytes) + " bytes");
   if (t.worker_threads < options_.worker_threads)
     throw usage_error("cpnvm engine: the pool " + options_.pool.string() + " was created for " +

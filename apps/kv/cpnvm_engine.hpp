@@ -74,7 +74,11 @@ struct cpnvm_engine_options {
 
 class cpnvm_engine final : public engine {
  public:
+  // Opens (or creates) the pool file options.pool and its image "kv".
   explicit cpnvm_engine(const cpnvm_engine_options& options);
+  // Runs in an image someone else opened and recovered (the crash target); the table is
+  // created in it or validated. options.pool, size, memory_bytes are not used.
+  cpnvm_engine(std::shared_ptr<program_image> image, const cpnvm_engine_options& options);
   ~cpnvm_engine() override;
   cpnvm_engine(const cpnvm_engine&) = delete;
   cpnvm_engine& operator=(const cpnvm_engine&) = delete;
@@ -109,6 +113,7 @@ class cpnvm_engine final : public engine {
     cp_item* item = nullptr;
   };
 
+  void start();  // the table: created, or validated; then the CAS gap
   void create_table();
   void open_table();
   struct chain_totals {
