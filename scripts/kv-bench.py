@@ -26,16 +26,17 @@ line there for a new engine.
 
 On a 2-core machine the load generator shares the cores with the server: the figures compare
 servers under the same squeeze, not what a server does with cores of its own (ferrite-kv-load
-itself takes about 0.8 s of CPU per second, mostly in send, recv and epoll_wait).
+itself takes about 0.8 s of CPU per second, nine tenths of it in the kernel: send, recv, epoll).
 
 The default load, 2 client threads x 8 connections with one request outstanding on each (a
 closed loop, as most memcached clients talk), is the knee found on that machine (100 B values,
-2 server threads, 3 x 4 s): 2 x 4 connections left about 15-20% of both servers' throughput
-unused; 2 x 32 gained memcached 14% and the volatile engine nothing while p99 tripled to
-3-4 ms, which is then queueing among the connections, not the server; 1 x 16 starved the
-generator (one client thread) and reversed the order of the two servers. A pipelined load
-(--depth 4) is a different question, how well a server batches a connection's pipelined
-requests, and answers it very differently: memcached 160k ops/s, the volatile engine 294k.
+2 server threads, 2 or 3 repetitions of 3-4 s): 2 x 4 connections left about 15-20% of both
+servers' throughput unused; 2 x 32 gained memcached 14% and the volatile engine nothing while
+p99 tripled to 3-4 ms, which is then queueing among the connections, not the server; 1 x 16
+(one client thread) cut memcached's throughput by a quarter and put the volatile engine ahead
+of it on gets. A pipelined load (--depth 4) is a different question, how well a server batches
+a connection's pipelined requests, and answers it very differently: memcached 160k ops/s, the
+volatile engine 294k.
 """
 import argparse
 import csv
