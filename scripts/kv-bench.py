@@ -103,7 +103,9 @@ class Server:
         command = [binary, "-p", "0", "-t", str(threads), "-m", str(MEMORY_MB), "-c", "4096", *options]
         if name in DURABLE:
             self.pool = os.path.join(work, "pool-%s-%d" % (name, time.monotonic_ns()))
-            command += ["--pool", self.pool, "--size", POOL_SIZE]
+            command += ["--pool", self.pool]
+            if name == "soft":  # cpnvm sizes its pool from -m and its thread logs
+                command += ["--size", POOL_SIZE]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         seen = ""
         for line in self.process.stdout:  # a durable engine first reports its pool

@@ -181,8 +181,8 @@ void cpnvm_engine::open_table() {
   bucket_mask_ = t.bucket_count - 1;
   seed_ = t.seed;
   const chain_totals totals = walk_chains(nullptr);
-  item_count_.store(totals.items, std::memory_order_relaxed);
-  bytes_.store(totals.bytes, std::memory_order_relaxed);
+  counters_.items.store(totals.items, std::memory_order_relaxed);
+  counters_.bytes.store(totals.bytes, std::memory_order_relaxed);
   report_.items = totals.items;
   // Ids of a lost epoch may have reached clients: continue well above them.
   write(&table_->last_cas, sizeof table_->last_cas);
@@ -234,9 +234,9 @@ cpnvm_engine::chain_totals cpnvm_engine::walk_chains(std::vector<std::string>* p
 std::vector<std::string> cpnvm_engine::check_items() const {
   std::vector<std::string> problems;
   const std::uint64_t items = walk_chains(&problems).items;
-  if (problems.empty() && items != item_count_.load(std::memory_order_relaxed))
+  if (problems.empty() && items != counters_.items.load(std::memory_order_relaxed))
     problems.push_back("the chains hold " + std::to_string(items) + " items, the count says " +
-                       std::to_string(item_count_.load(std::memory_order_relaxed)));
+                       std::to_string(counters_.items.load(std::memory_order_relaxed)));
   return problems;
 }
 
@@ -331,8 +331,8 @@ cpnvm_engine::found cpnvm_engine::find(std::uint64_t hash, std::string_view key)
 cpnvm_engine::found cpnvm_engine::find_live(std::uint64_t hash, std::string_view key, std::int64_t now) {
   const found f = find(hash, key);
   if (f.item == nullptr || live(*f.item, now)) return f;
-  if (!referenced(f.item)) expired_unfetched_.fetch_add(1, std::memory_order_relaxed);
-  reclaimed_.fetch_add(1, std::memory_order_relaxed);
+  if (!referenced(f.item)) counters_.expired_unfetched.fetch_add(1, std::memory_order_relaxed);
+  counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
   unlink(f);
   return {};
 }
@@ -340,8 +340,8 @@ cpnvm_engine::found cpnvm_engine::find_live(std::uint64_t hash, std::string_view
 void cpnvm_engine::unlink(const found& f) {
   write(f.link, sizeof *f.link);
   *f.link = f.item->next;
-  item_count_.fetch_sub(1, std::memory_order_relaxed);
-  bytes_.fetch_sub(f.item->key_length + f.item->value_length, std::memory_order_relaxed);
+  counters_.items.fetch_sub(1, std::memory_order_relaxed);
+  counters_.bytes.fetch_sub(f.item->key_length + f.item->value_length, std::memory_order_relaxed);
   set_referenced(f.item, false);
   const std::size_t block = cp_item::bytes_for(f.item->key_length, f.item->value_length);
   me(this).marked += 64;
@@ -378,14 +378,14 @@ bool cpnvm_engine::evict_one(stripe& held, const cp_item* keep, std::size_t bloc
       if (item == keep) {
         link = &item->next;
       } else if (!live(*item, now)) {
-        reclaimed_.fetch_add(1, std::memory_order_relaxed);
+        counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
         freed = fits;
         unlink({link, item});  // *link is the next item now
       } else if (referenced(item)) {
         set_referenced(item, false);
         link = &item->next;
       } else if (fits) {
-        evictions_.fetch_add(1, std::memory_order_relaxed);
+        counters_.evictions.fetch_add(1, std::memory_order_relaxed);
         freed = true;
         unlink({link, item});
       } else {
@@ -438,28 +438,34 @@ store_outcome cpnvm_engine::put(stripe& s, std::uint64_t hash, const found& old,
   write(link, sizeof *link);
   *link = offset_of(item);
   if (current.item != nullptr) {
-    item_count_.fetch_sub(1, std::memory_order_relaxed);
-    bytes_.fetch_sub(current.item->key_length + current.item->value_length, std::memory_order_relaxed);
+    counters_.items.fetch_sub(1, std::memory_order_relaxed);
+    counters_.bytes.fetch_sub(current.item->key_length + current.item->value_length, std::memory_order_relaxed);
     set_referenced(current.item, false);
     image_->deallocate(current.item, cp_item::bytes_for(current.item->key_length, current.item->value_length));
     me(this).marked += 64;
   }
-  item_count_.fetch_add(1, std::memory_order_relaxed);
-  bytes_.fetch_add(key.size() + value_length, std::memory_order_relaxed);
-  total_items_.fetch_add(1, std::memory_order_relaxed);
+  counters_.items.fetch_add(1, std::memory_order_relaxed);
+  counters_.bytes.fetch_add(key.size() + value_length, std::memory_order_relaxed);
+  counters_.total_items.fetch_add(1, std::memory_order_relaxed);
   return {store_result::stored, item->cas, current.item != nullptr};
 }
 
 // ---- the engine interface ---------------------------------------------------------------
 
-bool cpnvm_engine::get(std::string_view key, std::int64_t now, std::optional<std::int64_t> new_expires,
-                       const item_reader& read) {
+cpnvm_engine::writer cpnvm_engine::begin_write(std::string_view key, std::int64_t now) {
   before_operation();
   const std::uint64_t hash = hash_of(key);
   stripe& s = stripe_of(hash);
+  std::unique_lock held(s.lock);
+  const found item = find_live(hash, key, now);
+  return {hash, &s, std::move(held), item};
+}
+
+bool cpnvm_engine::get(std::string_view key, std::int64_t now, std::optional<std::int64_t> new_expires,
+                       const item_reader& read) {
   if (new_expires) {
-    std::unique_lock held(s.lock);
-    const found f = find_live(hash, key, now);
+    const writer w = begin_write(key, now);
+    const found& f = w.item;
     if (f.item == nullptr) return false;
     write(&f.item->expires_at, sizeof f.item->expires_at);
     f.item->expires_at = *new_expires;
@@ -468,7 +474,8 @@ bool cpnvm_engine::get(std::string_view key, std::int64_t now, std::optional<std
     read(item_view{item.key(), item.value(), item.flags, item.expires_at, item.cas});
     return true;
   }
-  std::shared_lock held(s.lock);
+  const std::uint64_t hash = hash_of(key);
+  std::shared_lock held(stripe_of(hash).lock);
   const found f = find(hash, key);
   if (f.item == nullptr || !live(*f.item, now)) return false;  // a dead one is reclaimed by the next write
   set_referenced(f.item, true);
@@ -478,11 +485,10 @@ bool cpnvm_engine::get(std::string_view key, std::int64_t now, std::optional<std
 }
 
 store_outcome cpnvm_engine::store(const store_request& request, std::int64_t now) {
-  before_operation();
-  const std::uint64_t hash = hash_of(request.key);
-  stripe& s = stripe_of(hash);
-  std::unique_lock held(s.lock);
-  const found old = find_live(hash, request.key, now);
+  const writer w = begin_write(request.key, now);
+  const found& old = w.item;
+  stripe& s = *w.s;
+  const std::uint64_t hash = w.hash;
   if (const auto refused = store_refusal(request, old.item != nullptr, old.item != nullptr ? old.item->cas : 0)) {
     if (*refused == store_result::not_stored && old.item != nullptr) set_referenced(old.item, true);
     return {*refused, 0};
@@ -497,10 +503,8 @@ store_outcome cpnvm_engine::store(const store_request& request, std::int64_t now
 }
 
 remove_result cpnvm_engine::remove(std::string_view key, std::uint64_t compare_cas, std::int64_t now) {
-  before_operation();
-  const std::uint64_t hash = hash_of(key);
-  std::unique_lock held(stripe_of(hash).lock);
-  const found f = find_live(hash, key, now);
+  const writer w = begin_write(key, now);
+  const found& f = w.item;
   if (f.item == nullptr) return remove_result::not_found;
   if (compare_cas != 0 && f.item->cas != compare_cas) return remove_result::exists;
   unlink(f);
@@ -508,10 +512,8 @@ remove_result cpnvm_engine::remove(std::string_view key, std::uint64_t compare_c
 }
 
 touch_result cpnvm_engine::touch(std::string_view key, std::int64_t expires_at, std::int64_t now) {
-  before_operation();
-  const std::uint64_t hash = hash_of(key);
-  std::unique_lock held(stripe_of(hash).lock);
-  const found f = find_live(hash, key, now);
+  const writer w = begin_write(key, now);
+  const found& f = w.item;
   if (f.item == nullptr) return touch_result::not_found;
   write(&f.item->expires_at, sizeof f.item->expires_at);
   f.item->expires_at = expires_at;
@@ -520,11 +522,10 @@ touch_result cpnvm_engine::touch(std::string_view key, std::int64_t expires_at, 
 }
 
 arith_outcome cpnvm_engine::arith(const arith_request& request, std::int64_t now) {
-  before_operation();
-  const std::uint64_t hash = hash_of(request.key);
-  stripe& s = stripe_of(hash);
-  std::unique_lock held(s.lock);
-  const found f = find_live(hash, request.key, now);
+  const writer w = begin_write(request.key, now);
+  const found& f = w.item;
+  stripe& s = *w.s;
+  const std::uint64_t hash = w.hash;
   if (f.item == nullptr) {
     if (!request.vivify_expires) return {arith_result::not_found};
     const std::string text = std::to_string(request.initial);
@@ -556,16 +557,6 @@ void cpnvm_engine::flush(std::int64_t at, std::int64_t now) {
   }
 }
 
-engine_stats cpnvm_engine::stats() const {
-  engine_stats out;
-  out.items = item_count_.load(std::memory_order_relaxed);
-  out.total_items = total_items_.load(std::memory_order_relaxed);
-  out.bytes = bytes_.load(std::memory_order_relaxed);
-  out.limit_bytes = image_->size();
-  out.evictions = evictions_.load(std::memory_order_relaxed);
-  out.expired_unfetched = expired_unfetched_.load(std::memory_order_relaxed);
-  out.reclaimed = reclaimed_.load(std::memory_order_relaxed);
-  return out;
-}
+engine_stats cpnvm_engine::stats() const { return counters_.snapshot(image_->size()); }
 
 }  // namespace ferrite::kv

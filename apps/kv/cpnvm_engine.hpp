@@ -39,6 +39,7 @@
 
 #include "engine.hpp"
 #include "expiry.hpp"
+#include "item_counters.hpp"
 
 #include "ferrite/containers/program_image.hpp"
 #include "ferrite/containers/store.hpp"
@@ -129,6 +130,15 @@ class cpnvm_engine final : public engine {
   [[nodiscard]] std::uint64_t offset_of(const void* p) const;
   [[nodiscard]] bool live(const cp_item& item, std::int64_t now) const;
   found find(std::uint64_t hash, std::string_view key) const;
+  // A write's first steps: a checkpoint if this thread marked a lot (no lock is held yet),
+  // then the key's stripe held exclusively and its live item (a dead one reclaimed).
+  struct writer {
+    std::uint64_t hash;
+    stripe* s;
+    std::unique_lock<sync::rw_spin_lock> held;
+    found item;
+  };
+  writer begin_write(std::string_view key, std::int64_t now);
   // find(), and with the stripe held exclusively, an expired or flushed item is reclaimed.
   found find_live(std::uint64_t hash, std::string_view key, std::int64_t now);
 
@@ -161,8 +171,7 @@ class cpnvm_engine final : public engine {
   std::atomic<std::uint64_t> hand_{0};                       // CLOCK: the next bucket to look at
   std::mutex flush_lock_;                                    // the table's flush words
   flush_rule flushes_;
-  std::atomic<std::uint64_t> item_count_{0}, bytes_{0}, total_items_{0}, evictions_{0}, reclaimed_{0};
-  std::atomic<std::uint64_t> expired_unfetched_{0};
+  item_counters counters_;
   recovery_report report_;
 };
 

@@ -65,6 +65,20 @@ void close_connection(connection* c) {
 
 void on_read(bufferevent* events, void* arg);
 
+// Replies go to the socket at once when nothing is queued before them: one send() instead of
+// bufferevent's way (ask epoll for writability, wait for the next loop pass, write, stop
+// asking), which cost about 7 us of server CPU per request at one request in flight. What
+// the socket does not take (a full send buffer, an error for libevent to report) is queued
+// on the bufferevent, behind nothing, so the order of replies holds.
+void send_replies(bufferevent* events, evbuffer* output, const std::string& replies) {
+  std::size_t sent = 0;
+  if (evbuffer_get_length(output) == 0) {
+    const ssize_t n = ::send(bufferevent_getfd(events), replies.data(), replies.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) sent = static_cast<std::size_t>(n);
+  }
+  if (sent < replies.size()) bufferevent_write(events, replies.data() + sent, replies.size() - sent);
+}
+
 void on_write(bufferevent* /*events*/, void* arg) {
   auto* c = static_cast<connection*>(arg);
   if (c->closing) {
@@ -93,12 +107,12 @@ void on_read(bufferevent* events, void* arg) {
   c->wanted = done.wanted > done.consumed ? done.wanted - done.consumed : 0;
   auto& counters = c->owner->context->counters;
   server_counters::bump(counters.bytes_read, done.consumed);
+  evbuffer* output = bufferevent_get_output(events);
   if (!c->replies.empty()) {
     server_counters::bump(counters.bytes_written, c->replies.size());
-    bufferevent_write(events, c->replies.data(), c->replies.size());
+    send_replies(c->events, output, c->replies);
     c->replies.clear();
   }
-  evbuffer* output = bufferevent_get_output(events);
   if (done.close) {
     c->closing = true;
     bufferevent_disable(events, EV_READ);

@@ -35,6 +35,7 @@
 
 #include "engine.hpp"
 #include "expiry.hpp"
+#include "item_counters.hpp"
 #include "item_layout.hpp"
 
 #include "ferrite/containers/catalog.hpp"
@@ -139,7 +140,7 @@ class soft_engine final : public engine {
   std::uint64_t reserved_ = 0;            // every id up to it belongs to some stripe's range
   std::atomic<std::uint64_t> cas_generation_{0};  // bumped by flush_all: ranges start again above it
   flush_rule flushes_;
-  std::atomic<std::uint64_t> item_count_{0}, bytes_{0}, total_items_{0}, evictions_{0}, reclaimed_{0};
+  item_counters counters_;
   recovery_report report_;
 };
 
