@@ -7,6 +7,7 @@
 
 #include "ferrite/error.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -135,13 +136,15 @@ void cpnvm_engine::create_table() {
   std::random_device entropy;
   const std::uint64_t want = std::max<std::uint64_t>(stripe_count, std::bit_floor(image_bytes_ / 256));
   auto* table = static_cast<cp_table*>(image_->allocate(sizeof(cp_table)));
-  // The bucket array is fresh image memory: zero in the volatile and the persistent image
-  // alike, so only a small one (which may come from a free list) needs writing.
+  // In a new image the bucket array comes from fresh memory, zero in the volatile and the
+  // persistent image alike: it is not marked (a large one would not fit a thread's log).
+  // Only if it came back non-zero (the image had freed blocks) is it cleared and marked.
   const std::size_t array_bytes = want * sizeof(std::uint64_t);
-  const bool fresh = array_bytes > program_image::max_reused_block;
-  auto* buckets = static_cast<std::uint64_t*>(image_->allocate(array_bytes, !fresh));
-  if (!fresh) std::memset(buckets, 0, array_bytes);
-  me(this).marked += array_bytes;
+  auto* buckets = static_cast<std::uint64_t*>(image_->allocate(array_bytes, false));
+  if (std::any_of(buckets, buckets + want, [](std::uint64_t w) { return w != 0; })) {
+    write(buckets, array_bytes);
+    std::memset(buckets, 0, array_bytes);
+  }
   std::memset(static_cast<void*>(table), 0, sizeof(cp_table));
   table->magic = cp_table::magic_value;
   table->version = 1;
