@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""How fast ferrite-kv's soft engine serves again after kill -9: load N items (pipelined sets,
-100-byte values), kill the server with SIGKILL, restart it on the pool, and time from the
-restart to the first reply to a get (which must find its item). Repeats the kill and restart
---reps times and prints each time, the median, and the server's own recovery line.
+"""How fast ferrite-kv's durable engines serve again after kill -9: load N items (pipelined
+sets, 100-byte values), kill the server with SIGKILL, restart it on the pool, and time from
+the restart to the first reply to a get (which must find its item). Repeats the kill and
+restart --reps times and prints each time, the median, and the server's own recovery line.
 
-    scripts/kv-restart.py build/release/apps/kv/ferrite-kv [--items 1000000] [--reps 5] [--size 2g]
+    scripts/kv-restart.py build/release/apps/kv/ferrite-kv [--items 1000000] [--reps 5]
+        [--engine soft [--size 2g] | --engine cpnvm [--durability epoch|sync] [-m 512]]
 """
 import argparse
 import os
@@ -17,9 +18,17 @@ import tempfile
 import time
 
 
-def start(binary, pool, size, port):
-    return subprocess.Popen([binary, "-p", str(port), "-t", "2", "--engine", "soft", "--pool", pool, "--size", size],
+def start(binary, pool, args, port):
+    engine = ["--size", args.size] if args.engine == "soft" else ["--durability", args.durability, "-m", str(args.m)]
+    return subprocess.Popen([binary, "-p", str(port), "-t", "2", "--engine", args.engine, "--pool", pool, *engine],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_listening(server):
+    for line in server.stdout:
+        if "listening on" in line:
+            return
+    raise RuntimeError("ferrite-kv exited without listening")
 
 
 def free_port():
@@ -69,15 +78,17 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("--items", type=int, default=1000000)
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--size", default="2g")
+    parser.add_argument("--engine", default="soft", choices=["soft", "cpnvm"])
+    parser.add_argument("--size", default="2g", help="soft: the pool's size")
+    parser.add_argument("--durability", default="epoch", choices=["epoch", "sync"], help="cpnvm's")
+    parser.add_argument("-m", type=int, default=512, help="cpnvm: the image's megabytes")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="ferrite-kv-restart-", dir="/dev/shm")
     pool = os.path.join(work, "pool")
     port = free_port()
     try:
-        server = start(args.binary, pool, args.size, port)
-        server.stdout.readline()
-        server.stdout.readline()
+        server = start(args.binary, pool, args, port)
+        wait_listening(server)
         began = time.time()
         load(port, args.items)
         print("loaded %d items in %.1f s" % (args.items, time.time() - began))
@@ -86,7 +97,7 @@ def main():
             server.send_signal(signal.SIGKILL)
             server.wait()
             began = time.time()
-            server = start(args.binary, pool, args.size, port)
+            server = start(args.binary, pool, args, port)
             first_reply(port, b"key:%d" % (rep * 7919 % args.items), began + 60)
             times.append(time.time() - began)
             recovered = server.stdout.readline().strip()

@@ -89,9 +89,34 @@ struct engine_stats {
   std::uint64_t reclaimed = 0;    // expired or flushed items removed on access
 };
 
+// What a durable engine found when it opened its pool (the server logs it).
+struct recovery_report {
+  bool created = false;
+  bool crashed = false;                    // the last run did not close the pool
+  std::uint64_t items = 0;
+  std::uint64_t freed_leftovers = 0;       // blocks of stores/deletes a crash cut short
+  double milliseconds = 0;                 // all of it
+  double pool_milliseconds = 0;            // of which: the store's open (catalog recovery)
+  double index_milliseconds = 0;           // of which: the index's rebuild, or the image's replay and load
+};
+
 class engine {
  public:
   virtual ~engine() = default;
+
+  // The server's worker threads, for an engine that must know them (cpnvm: every thread that
+  // writes takes part in checkpoints). When wants_worker_hooks() is true the server calls, on
+  // each worker thread: worker_started() before its first request and worker_stopping() after
+  // its last; batch_begin() and batch_end() around each batch of requests read from one
+  // connection, whose replies go out only after batch_end() returns (so a batch_end that
+  // waits for durability acknowledges nothing early); worker_idle() before it waits for
+  // input. Engine calls come only from worker threads, inside a batch.
+  [[nodiscard]] virtual bool wants_worker_hooks() const { return false; }
+  virtual void worker_started() {}
+  virtual void worker_stopping() {}
+  virtual void batch_begin() {}
+  virtual void batch_end() {}
+  virtual void worker_idle() {}
 
   // The engine's name as `stats settings` and the log show it.
   [[nodiscard]] virtual std::string_view name() const = 0;

@@ -10,6 +10,8 @@
 // hashing every value at each restart would make recovery cost the data's size.
 #pragma once
 
+#include "key_hash.hpp"
+
 #include "ferrite/pmem/checksum.hpp"
 
 #include <array>
@@ -71,15 +73,7 @@ inline const char* item_problem(const item_header& item, std::size_t block_bytes
 // keys); the engine compares the stored key on every read, so such a pair behaves as one
 // slot (storing one displaces the other), never as a wrong answer.
 [[nodiscard]] inline key_digest digest_of(std::string_view key, const std::array<std::uint64_t, 2>& seeds) {
-  const auto mix = [](std::uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
-  };
-  return {mix(pmem::fnv1a64(key.data(), key.size(), seeds[0])),
-          mix(pmem::fnv1a64(key.data(), key.size(), seeds[1]))};
+  return {seeded_key_hash(key, seeds[0]), seeded_key_hash(key, seeds[1])};
 }
 
 }  // namespace ferrite::kv

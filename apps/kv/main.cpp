@@ -1,5 +1,6 @@
 // ferrite-kv: a memcached-compatible server (text and meta protocol) on ferrite's engines.
 // Options keep memcached's letters where they mean the same thing.
+#include "cpnvm_engine.hpp"
 #include "server.hpp"
 #include "soft_engine.hpp"
 #include "volatile_engine.hpp"
@@ -29,6 +30,20 @@ std::uint64_t parse_size(const std::string& what, const std::string& text) {
   throw std::invalid_argument(what + " '" + text + "': unknown suffix '" + suffix + "' (use k, m or g)");
 }
 
+void print_recovery(const std::string& pool, const ferrite::kv::recovery_report& r, const char* parts) {
+  std::printf("ferrite-kv: pool %s %s: %llu items in %.1f ms (%s)%s\n", pool.c_str(),
+              r.created ? "created" : (r.crashed ? "recovered after a crash" : "opened"),
+              static_cast<unsigned long long>(r.items), r.milliseconds, parts,
+              r.freed_leftovers != 0 ? (", freed " + std::to_string(r.freed_leftovers) +
+                                        " blocks of interrupted writes").c_str() : "");
+}
+
+std::string milliseconds(const char* a, double x, const char* b, double y, const char* c, double z) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%s %.1f, %s %.1f, %s %.1f", a, x, b, y, c, z);
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -37,7 +52,9 @@ int main(int argc, char** argv) {
   std::uint64_t memory_mb = 64;
   std::string item_size = "1m";
   bool no_evict = false;
-  std::string pool_size = "256m";
+  std::string pool_size;
+  std::string durability = "epoch";
+  unsigned epoch_ms = 64;
 
   CLI::App app{"ferrite-kv: a memcached-compatible key-value server on ferrite"};
   app.add_option("-p,--port", settings.port, "TCP port to listen on (0: any free port, printed)")
@@ -52,10 +69,16 @@ int main(int argc, char** argv) {
   app.add_option("-I,--max-item-size", item_size, "largest item (key + value), e.g. 1m or 512k")->capture_default_str();
   app.add_flag("-M,--no-evict", no_evict, "refuse stores when memory is full instead of evicting");
   app.add_option("--engine", settings.engine, "storage engine")->capture_default_str()
-      ->check(CLI::IsMember({"volatile", "soft"}));
+      ->check(CLI::IsMember({"volatile", "soft", "cpnvm"}));
+  app.add_option("--durability", durability, "cpnvm: epoch (reply at once; a crash may lose the last epoch's "
+                                             "writes) or sync (reply once the write's epoch is durable)")
+      ->capture_default_str()->check(CLI::IsMember({"epoch", "sync"}));
+  app.add_option("--epoch-ms", epoch_ms, "cpnvm: how often an epoch commits under load")->capture_default_str()
+      ->check(CLI::Range(1u, 60000u));
   app.add_option("--pool", settings.pool, "pool file of a durable engine (created when missing; a bare name "
                                           "lives in $FERRITE_POOL_DIR, default /dev/shm)");
-  app.add_option("--size", pool_size, "size of a new pool, e.g. 256m or 4g")->capture_default_str();
+  app.add_option("--size", pool_size, "size of a new pool, e.g. 256m or 4g (default: soft 256m; cpnvm what "
+                                      "the image of -m megabytes and the thread logs need)");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -67,24 +90,39 @@ int main(int argc, char** argv) {
     }
     settings.evict = !no_evict;
     std::unique_ptr<engine> store;
+    if (settings.engine != "volatile" && settings.pool.empty()) {
+      std::fprintf(stderr, "ferrite-kv: --engine %s needs --pool PATH (the file that keeps the items)\n",
+                   settings.engine.c_str());
+      return 2;
+    }
     if (settings.engine == "soft") {
-      if (settings.pool.empty()) {
-        std::fprintf(stderr, "ferrite-kv: --engine soft needs --pool PATH (the file that keeps the items)\n");
-        return 2;
-      }
       soft_engine_options options;
       options.pool = settings.pool;
-      options.size = parse_size("--size", pool_size);
+      options.size = parse_size("--size", pool_size.empty() ? "256m" : pool_size);
       options.max_item_bytes = settings.max_item_bytes;
       options.evict = settings.evict;
       auto durable = std::make_unique<soft_engine>(options);
       const recovery_report& r = durable->recovery();
-      std::printf("ferrite-kv: pool %s %s: %llu items in %.1f ms (pool %.1f, index %.1f, items %.1f)%s\n",
-                  settings.pool.c_str(), r.created ? "created" : (r.crashed ? "recovered after a crash" : "opened"),
-                  static_cast<unsigned long long>(r.items), r.milliseconds, r.pool_milliseconds,
-                  r.index_milliseconds, r.milliseconds - r.pool_milliseconds - r.index_milliseconds,
-                  r.freed_leftovers != 0 ? (", freed " + std::to_string(r.freed_leftovers) +
-                                            " blocks of interrupted writes").c_str() : "");
+      print_recovery(settings.pool, r, milliseconds("pool", r.pool_milliseconds, "index", r.index_milliseconds,
+                                                    "items", r.milliseconds - r.pool_milliseconds - r.index_milliseconds).c_str());
+      settings.memory_bytes = durable->stats().limit_bytes;
+      store = std::move(durable);
+    } else if (settings.engine == "cpnvm") {
+      cpnvm_engine_options options;
+      options.pool = settings.pool;
+      options.size = pool_size.empty() ? 0 : parse_size("--size", pool_size);
+      options.memory_bytes = settings.memory_bytes;
+      options.max_item_bytes = settings.max_item_bytes;
+      options.evict = settings.evict;
+      options.mode = durability == "sync" ? ferrite::kv::durability::sync : ferrite::kv::durability::epoch;
+      options.interval = std::chrono::milliseconds(epoch_ms);
+      options.worker_threads = static_cast<unsigned>(settings.threads);
+      auto durable = std::make_unique<cpnvm_engine>(options);
+      const recovery_report& r = durable->recovery();
+      print_recovery(settings.pool, r, milliseconds("pool", r.pool_milliseconds, "image", r.index_milliseconds,
+                                                    "table", r.milliseconds - r.pool_milliseconds - r.index_milliseconds).c_str());
+      std::printf("ferrite-kv: durability %s, an epoch every %u ms at most, epoch %llu committed\n", durability.c_str(),
+                  epoch_ms, static_cast<unsigned long long>(durable->committed_epoch()));
       settings.memory_bytes = durable->stats().limit_bytes;
       store = std::move(durable);
     } else {

@@ -51,6 +51,7 @@ struct worker {
   std::vector<evutil_socket_t> arrivals;
   std::unordered_set<connection*> open;
   std::thread thread;
+  std::uint64_t batches = 0;  // handled by this worker: a loop pass that added none found it idle
   std::atomic<bool> stopping{false};  // set by the main thread, acted on by the worker itself
 };
 
@@ -63,6 +64,20 @@ void close_connection(connection* c) {
 }
 
 void on_read(bufferevent* events, void* arg);
+
+// Replies go to the socket at once when nothing is queued before them: one send() instead of
+// bufferevent's way (ask epoll for writability, wait for the next loop pass, write, stop
+// asking), which cost about 7 us of server CPU per request at one request in flight. What
+// the socket does not take (a full send buffer, an error for libevent to report) is queued
+// on the bufferevent, behind nothing, so the order of replies holds.
+void send_replies(bufferevent* events, evbuffer* output, const std::string& replies) {
+  std::size_t sent = 0;
+  if (evbuffer_get_length(output) == 0) {
+    const ssize_t n = ::send(bufferevent_getfd(events), replies.data(), replies.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) sent = static_cast<std::size_t>(n);
+  }
+  if (sent < replies.size()) bufferevent_write(events, replies.data() + sent, replies.size() - sent);
+}
 
 void on_write(bufferevent* /*events*/, void* arg) {
   auto* c = static_cast<connection*>(arg);
@@ -83,17 +98,21 @@ void on_read(bufferevent* events, void* arg) {
   const std::size_t length = evbuffer_get_length(input);
   if (length == 0 || length < c->wanted) return;
   const auto* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
+  engine& store = c->owner->context->store;
+  store.batch_begin();
   const session::progress done = c->protocol.handle(std::string_view(data, length), c->replies);
+  store.batch_end();  // the replies go out after it: a durable engine may wait here
+  ++c->owner->batches;
   evbuffer_drain(input, done.consumed);
   c->wanted = done.wanted > done.consumed ? done.wanted - done.consumed : 0;
   auto& counters = c->owner->context->counters;
   server_counters::bump(counters.bytes_read, done.consumed);
+  evbuffer* output = bufferevent_get_output(events);
   if (!c->replies.empty()) {
     server_counters::bump(counters.bytes_written, c->replies.size());
-    bufferevent_write(events, c->replies.data(), c->replies.size());
+    send_replies(c->events, output, c->replies);
     c->replies.clear();
   }
-  evbuffer* output = bufferevent_get_output(events);
   if (done.close) {
     c->closing = true;
     bufferevent_disable(events, EV_READ);
@@ -122,6 +141,26 @@ void adopt(worker* w, evutil_socket_t fd) {
   w->open.insert(c);
   bufferevent_setcb(events, on_read, on_write, on_event, c);
   bufferevent_enable(events, EV_READ | EV_WRITE);
+}
+
+// A worker's loop. For an engine that follows its workers (engine::wants_worker_hooks), the
+// loop runs what is ready without blocking, and tells the engine it is idle before it blocks
+// when a pass handled nothing; otherwise it is libevent's loop as it is.
+void run_worker(worker* w) {
+  engine& store = w->context->store;
+  if (!store.wants_worker_hooks()) {
+    event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);  // waits for connections while it has none
+    return;
+  }
+  store.worker_started();
+  while (!w->stopping.load(std::memory_order_acquire)) {
+    const std::uint64_t seen = w->batches;
+    event_base_loop(w->base, EVLOOP_NONBLOCK);
+    if (w->batches != seen || w->stopping.load(std::memory_order_acquire)) continue;
+    store.worker_idle();
+    event_base_loop(w->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+  }
+  store.worker_stopping();
 }
 
 void on_wake(evutil_socket_t, short, void* arg) {
@@ -261,9 +300,7 @@ void server::run() {
   impl& self = *impl_;
   for (auto& w : self.workers) {
     worker* raw = w.get();
-    // A worker's loop runs until the server stops; EVLOOP_NO_EXIT_ON_EMPTY keeps it waiting
-    // for connections while it has none.
-    w->thread = std::thread([raw] { event_base_loop(raw->base, EVLOOP_NO_EXIT_ON_EMPTY); });
+    w->thread = std::thread([raw] { run_worker(raw); });  // until the server stops
   }
   event_base_dispatch(self.base);
   evconnlistener_disable(self.listener);

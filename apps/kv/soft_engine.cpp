@@ -243,8 +243,8 @@ void soft_engine::recover_items() {
     s.ring.push_back(e);
     ++s.live;
   }
-  item_count_ = indexed.size();
-  bytes_ = std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{0});
+  counters_.items = indexed.size();
+  counters_.bytes = std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{0});
   report_.items = indexed.size();
   reserved_ = std::max(root_->cas_high_water, highest_cas);
   flushes_.flush_now(root_->flush_cas_limit);
@@ -319,7 +319,7 @@ bool soft_engine::evict_one(stripe& s) {
       continue;
     }
     drop(s, entry.digest, entry.offset);
-    evictions_.fetch_add(1, std::memory_order_relaxed);
+    counters_.evictions.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   return false;
@@ -327,7 +327,7 @@ bool soft_engine::evict_one(stripe& s) {
 
 void soft_engine::release(std::uint64_t offset) {
   void* block = items_->at(offset);
-  bytes_.fetch_sub(items_->block_size(block), std::memory_order_relaxed);
+  counters_.bytes.fetch_sub(items_->block_size(block), std::memory_order_relaxed);
   items_->deallocate(block);
   items_->confirm_deallocation(block);
 }
@@ -336,7 +336,7 @@ void soft_engine::drop(stripe& s, const key_digest& digest, std::uint64_t offset
   index_->erase(digest);
   release(offset);
   --s.live;
-  item_count_.fetch_sub(1, std::memory_order_relaxed);
+  counters_.items.fetch_sub(1, std::memory_order_relaxed);
 }
 
 store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::string_view key, std::string_view head,
@@ -377,14 +377,14 @@ store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::str
     return {store_result::out_of_memory, 0};
   }
   items_->confirm_allocation(block);
-  bytes_.fetch_add(items_->block_size(block), std::memory_order_relaxed);
+  counters_.bytes.fetch_add(items_->block_size(block), std::memory_order_relaxed);
   if (replaced != 0) {
     release(replaced);
   } else {
     ++s.live;
-    item_count_.fetch_add(1, std::memory_order_relaxed);
+    counters_.items.fetch_add(1, std::memory_order_relaxed);
   }
-  total_items_.fetch_add(1, std::memory_order_relaxed);
+  counters_.total_items.fetch_add(1, std::memory_order_relaxed);
   s.ring.push_back({digest, offset});
   if (s.ring.size() > 2 * s.live + 64) {  // drop the stale entries updates left behind
     std::erase_if(s.ring, [&](const ring_entry& e) {
@@ -429,7 +429,7 @@ store_outcome soft_engine::store(const store_request& request, std::int64_t now)
   item_header* old = find(digest, request.key, &slot);
   if (old != nullptr && !live(*old, now)) {
     drop(s, digest, slot);
-    reclaimed_.fetch_add(1, std::memory_order_relaxed);
+    counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
     old = nullptr;
     slot = 0;
   }
@@ -458,7 +458,7 @@ remove_result soft_engine::remove(std::string_view key, std::uint64_t compare_ca
   if (item == nullptr) return remove_result::not_found;
   if (!live(*item, now)) {
     drop(s, digest, slot);
-    reclaimed_.fetch_add(1, std::memory_order_relaxed);
+    counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
     return remove_result::not_found;
   }
   if (compare_cas != 0 && item->cas != compare_cas) return remove_result::exists;
@@ -535,22 +535,13 @@ std::vector<std::string> soft_engine::check_items() const {
       problems.push_back("item block at " + std::to_string(block.offset) + " is " + alloc::to_string(block.state));
     }
   }
-  const std::uint64_t indexed = item_count_.load(std::memory_order_relaxed);
+  const std::uint64_t indexed = counters_.items.load(std::memory_order_relaxed);
   if (allocated != indexed) {
     problems.push_back(std::to_string(allocated) + " item blocks allocated, " + std::to_string(indexed) + " indexed");
   }
   return problems;
 }
 
-engine_stats soft_engine::stats() const {
-  engine_stats out;
-  out.items = item_count_.load(std::memory_order_relaxed);
-  out.total_items = total_items_.load(std::memory_order_relaxed);
-  out.bytes = bytes_.load(std::memory_order_relaxed);
-  out.limit_bytes = root_->heap_size;
-  out.evictions = evictions_.load(std::memory_order_relaxed);
-  out.reclaimed = reclaimed_.load(std::memory_order_relaxed);
-  return out;
-}
+engine_stats soft_engine::stats() const { return counters_.snapshot(root_->heap_size); }
 
 }  // namespace ferrite::kv

@@ -35,6 +35,7 @@
 
 #include "engine.hpp"
 #include "expiry.hpp"
+#include "item_counters.hpp"
 #include "item_layout.hpp"
 
 #include "ferrite/containers/catalog.hpp"
@@ -66,15 +67,6 @@ struct soft_engine_options {
   std::uint64_t cas_step = 1 << 16;        // how far each durable raise of the CAS high-water mark reaches
 };
 
-struct recovery_report {
-  bool created = false;
-  bool crashed = false;                    // the last run did not close the pool
-  std::uint64_t items = 0;
-  std::uint64_t freed_leftovers = 0;       // blocks of stores/deletes a crash cut short
-  double milliseconds = 0;                 // all of it
-  double pool_milliseconds = 0;            // of which: the store's open (catalog and index recovery)
-  double index_milliseconds = 0;           // of which: opening the index (its rebuild)
-};
 
 class soft_engine final : public engine {
  public:
@@ -148,7 +140,7 @@ class soft_engine final : public engine {
   std::uint64_t reserved_ = 0;            // every id up to it belongs to some stripe's range
   std::atomic<std::uint64_t> cas_generation_{0};  // bumped by flush_all: ranges start again above it
   flush_rule flushes_;
-  std::atomic<std::uint64_t> item_count_{0}, bytes_{0}, total_items_{0}, evictions_{0}, reclaimed_{0};
+  item_counters counters_;
   recovery_report report_;
 };
 

@@ -61,8 +61,8 @@ void volatile_engine::unlink(shard& s, item* it) {
 
 void volatile_engine::erase(shard& s, item* it) {
   unlink(s, it);
-  bytes_.fetch_sub(it->charge(), std::memory_order_relaxed);
-  items_.fetch_sub(1, std::memory_order_relaxed);
+  counters_.bytes.fetch_sub(it->charge(), std::memory_order_relaxed);
+  counters_.items.fetch_sub(1, std::memory_order_relaxed);
   s.items.erase(s.items.find(std::string_view(it->key)));  // destroys *it
 }
 
@@ -71,8 +71,8 @@ volatile_engine::item* volatile_engine::find_live(shard& s, std::string_view key
   if (found == s.items.end()) return nullptr;
   item* it = found->second.get();
   if (is_expired(it->expires_at, now) || flushes_.flushed(it->cas, it->stored_at, now)) {
-    if (!it->fetched) expired_unfetched_.fetch_add(1, std::memory_order_relaxed);
-    reclaimed_.fetch_add(1, std::memory_order_relaxed);
+    if (!it->fetched) counters_.expired_unfetched.fetch_add(1, std::memory_order_relaxed);
+    counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
     erase(s, it);
     return nullptr;
   }
@@ -85,7 +85,7 @@ bool volatile_engine::evict_one(shard& s) {
     item* victim = s.oldest;
     if (!victim->referenced) {
       erase(s, victim);
-      evictions_.fetch_add(1, std::memory_order_relaxed);
+      counters_.evictions.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
     victim->referenced = false;
@@ -96,7 +96,7 @@ bool volatile_engine::evict_one(shard& s) {
 }
 
 bool volatile_engine::make_room(shard& s, std::size_t bytes) {
-  const auto fits = [&] { return bytes_.load(std::memory_order_relaxed) + bytes <= limits_.memory_bytes; };
+  const auto fits = [&] { return counters_.bytes.load(std::memory_order_relaxed) + bytes <= limits_.memory_bytes; };
   if (fits()) return true;
   if (!limits_.evict) return false;
   while (!fits() && evict_one(s)) {
@@ -138,9 +138,9 @@ store_outcome volatile_engine::put(shard& s, item* old, std::string_view key, st
   item* it = fresh.get();
   s.items.emplace(fresh->key, std::move(fresh));
   s.push_newest(it);
-  bytes_.fetch_add(charge, std::memory_order_relaxed);
-  items_.fetch_add(1, std::memory_order_relaxed);
-  total_items_.fetch_add(1, std::memory_order_relaxed);
+  counters_.bytes.fetch_add(charge, std::memory_order_relaxed);
+  counters_.items.fetch_add(1, std::memory_order_relaxed);
+  counters_.total_items.fetch_add(1, std::memory_order_relaxed);
   return {store_result::stored, it->cas, old != nullptr};
 }
 
@@ -230,16 +230,6 @@ void volatile_engine::flush(std::int64_t at, std::int64_t now) {
   }
 }
 
-engine_stats volatile_engine::stats() const {
-  engine_stats out;
-  out.items = items_.load(std::memory_order_relaxed);
-  out.total_items = total_items_.load(std::memory_order_relaxed);
-  out.bytes = bytes_.load(std::memory_order_relaxed);
-  out.limit_bytes = limits_.memory_bytes;
-  out.evictions = evictions_.load(std::memory_order_relaxed);
-  out.expired_unfetched = expired_unfetched_.load(std::memory_order_relaxed);
-  out.reclaimed = reclaimed_.load(std::memory_order_relaxed);
-  return out;
-}
+engine_stats volatile_engine::stats() const { return counters_.snapshot(limits_.memory_bytes); }
 
 }  // namespace ferrite::kv

@@ -11,6 +11,7 @@
 
 #include "engine.hpp"
 #include "expiry.hpp"
+#include "item_counters.hpp"
 
 #include <array>
 #include <atomic>
@@ -68,12 +69,7 @@ class volatile_engine final : public engine {
   engine_limits limits_;
   std::array<std::unique_ptr<shard>, shard_count> shards_;
   std::atomic<std::uint64_t> next_cas_{0};
-  std::atomic<std::uint64_t> bytes_{0};
-  std::atomic<std::uint64_t> items_{0};
-  std::atomic<std::uint64_t> total_items_{0};
-  std::atomic<std::uint64_t> evictions_{0};
-  std::atomic<std::uint64_t> reclaimed_{0};
-  std::atomic<std::uint64_t> expired_unfetched_{0};
+  item_counters counters_;
   flush_rule flushes_;
 };
 

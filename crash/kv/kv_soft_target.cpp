@@ -1,10 +1,8 @@
 // crash/kv/kv_soft_target.cpp: `kv-soft`, ferrite-kv's soft engine (apps/kv/soft_engine.hpp)
 // under concurrent memcached-style commands.
 //
-// The simulator's threads and operations per thread (--threads, --ops), on 12 keys "k0".."k11": set (an upsert: 8 in 20),
-// add (3), delete (5), get (4). Each stored value is unique to (thread, operation): its number,
-// a colon and a filler whose length (0..299 bytes) and letter follow from the number, so items
-// come in several block sizes and a torn or mixed-up value is seen.
+// The simulator's threads and operations per thread (--threads, --ops) run kv_ops.hpp's mix
+// of set, add, delete (or touch into the past) and get on 12 keys.
 //
 // Pool: the root holds a buddy heap for the catalog and the index (the SOFT map "items"),
 // then the engine's area (kv root and item heap). Recovery (restartable; the simulator
@@ -28,6 +26,7 @@
 #include "ferrite/containers/catalog.hpp"
 #include "ferrite/sim/rng.hpp"
 #include "ferrite/sim/target.hpp"
+#include "kv_ops.hpp"
 #include "kv_targets.hpp"
 #include "sets/set_history.hpp"
 #include "soft_engine.hpp"
@@ -39,8 +38,6 @@ using namespace sets_check;
 
 constexpr std::uint64_t index_heap_bytes = 256 * 1024;
 constexpr std::uint64_t area_bytes = 256 * 1024;
-constexpr std::uint64_t keys = 12;
-constexpr std::int64_t now = 1'000'000;
 
 std::byte* root_of(pmem::pool& p) { return static_cast<std::byte*>(p.root_bytes(64 + index_heap_bytes + area_bytes)); }
 std::uint64_t heap_offset(pmem::pool& p) { return static_cast<std::uint64_t>(root_of(p) - p.base()) + 64; }
@@ -54,33 +51,6 @@ kv::soft_engine_options engine_options() {
   o.index_area_bytes = 4096;  // small durable areas: a new one costs 64 write-backs, not 1,024
   o.cas_step = 2;             // raise the CAS high-water mark often, so crashes fall between raises
   return o;
-}
-
-// Built piecewise: GCC 12 warns (-Wrestrict) on "literal" + std::string&&.
-std::string key_of(std::uint64_t k) {
-  std::string key("k");
-  key += std::to_string(k);
-  return key;
-}
-
-std::string value_of(std::uint64_t v) {
-  std::string value = std::to_string(v);
-  value += ':';
-  value.append(v % 300, static_cast<char>('a' + v % 26));
-  return value;
-}
-
-// The number a stored value encodes, or nullopt if it is not one value_of made.
-std::optional<std::uint64_t> number_in(std::string_view value) {
-  const auto colon = value.find(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  std::uint64_t v = 0;
-  for (const char c : value.substr(0, colon)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (value_of(v) != value) return std::nullopt;
-  return v;
 }
 
 // Recovered pieces over an image: the index heap, its catalog, the engine.
@@ -119,50 +89,14 @@ class kv_workload final : public sim::workload {
     names_.reset();
   }
 
-  op op_of(unsigned tid, std::uint64_t i) const {
-    const auto r = sim::mix(config_.seed, (std::uint64_t{tid} << 40) ^ i);
-    op o;
-    o.key = (r >> 8) % keys;
-    o.value = std::uint64_t{tid + 1} << 32 | (i + 1);
-    const unsigned pick = static_cast<unsigned>(r % 20);
-    o.kind = pick < 8 ? op_kind::assign : pick < 11 ? op_kind::insert : pick < 16 ? op_kind::erase : op_kind::get;
-    return o;
-  }
-
-  // Operation o; `cas` receives the CAS id a store handed out.
-  static response run(kv::engine& e, const op& o, std::uint64_t& cas) {
-    const std::string key = key_of(o.key);
-    const std::string value = value_of(o.value);
-    switch (o.kind) {
-      case op_kind::assign: {
-        const auto out = e.store({kv::store_mode::set, key, value, 0, 0, 0}, now);
-        cas = out.cas;
-        return {!out.replaced, {}};
-      }
-      case op_kind::insert: {
-        const auto out = e.store({kv::store_mode::add, key, value, 0, 0, 0}, now);
-        cas = out.cas;
-        return {out.result == kv::store_result::stored, {}};
-      }
-      case op_kind::erase:
-        // Every other erase is a touch into the past: it expires the item, so the expiry
-        // word's write-back is under test (an erase by another route).
-        if (o.value % 2 == 0) return {e.touch(key, now - 1, now) == kv::touch_result::touched, {}};
-        return {e.remove(key, 0, now) == kv::remove_result::deleted, {}};
-      default: {
-        std::optional<std::uint64_t> seen;
-        e.get(key, now, std::nullopt, [&](const kv::item_view& item) { seen = number_in(item.value).value_or(0); });
-        return {false, seen};
-      }
-    }
-  }
+  op op_of(unsigned tid, std::uint64_t i) const { return kv_op_of(config_, tid, i); }
 
   void run_thread(unsigned tid) override {
     for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
       auto& rec = records_[tid][i];
       rec.invoked = clock_.fetch_add(1) + 1;
       progress_.begin(tid);
-      rec.got = run(*engine_, op_of(tid, i), rec.cas);
+      rec.got = run_kv_op(*engine_, op_of(tid, i), rec.cas);
       rec.returned_at = clock_.fetch_add(1) + 1;
       progress_.end(tid);
     }
@@ -240,6 +174,7 @@ void register_kv_targets(sim::target_registry& r) {
           [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<kv_workload>(p, c); },
           [](const sim::run_config&) { return std::uint64_t{64 + index_heap_bytes + area_bytes + (64 << 10)}; })
           .with_mutation_scope({"apps/kv/"})));
+  register_kv_cpnvm_target(r);
 }
 
 }  // namespace ferrite::crash::kv_targets

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # libmemcached's protocol checker (memccapable -a, Debian's libmemcached-tools) against
 # ferrite-kv: every ASCII-protocol test it has must pass.
-#   memccapable_test.sh path/to/ferrite-kv
+#   memccapable_test.sh path/to/ferrite-kv [server options, e.g. --engine cpnvm --pool P]
 set -euo pipefail
 server=$1
+shift
 log=$(mktemp)
-"$server" -p 0 -t 2 > "$log" 2>&1 &
+"$server" -p 0 -t 2 "$@" > "$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 50); do grep -q "listening on" "$log" && break; sleep 0.1; done
