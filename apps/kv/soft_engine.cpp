@@ -103,7 +103,15 @@ void soft_engine::start() {
     damaged("the user area has " + std::to_string(area_.size()) + " bytes, too few for a kv root and an item heap");
   }
   root_ = reinterpret_cast<kv_root*>(area_.data());
-  if (root_->magic == 0) format_root();
+  if (root_->magic == 0) {
+    // A root with no magic is one whose format a crash cut short, unless the index exists:
+    // the index is created only after the magic is durable, so then the magic was lost (a
+    // damaged pool), and formatting again would silently drop every item.
+    for (const auto& object : names_->list()) {
+      if (object.name == "items") damaged("the kv root's magic is zero but the index of items exists");
+    }
+    format_root();
+  }
   open_items();
   recover_items();
   report_.milliseconds = since(began_);
