@@ -109,13 +109,12 @@ public:
 
     std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
         const auto* root = static_cast<const root_line*>(image.root_bytes(64 + heap_bytes));
-        buddy_heap heap = buddy_heap::open(image, root->heap_offset);
-        const auto store = checkpoint::image_store::open(image, heap, root->image_anchor);
-        const auto& log = store.log();
-        const std::uint64_t c = log.committed_epoch();
-        if (log.applied_epoch() != c)
-            return "after recovery the applied epoch " + std::to_string(log.applied_epoch()) + " differs from the committed " +
-                   std::to_string(c);
+        return check_recovered_log(image, root->heap_offset, root->image_anchor,
+                                   [&](const checkpoint::epoch_log& log, std::uint64_t c) { return check(log, c, at_crash); });
+    }
+
+private:
+    std::string check(const checkpoint::epoch_log& log, std::uint64_t c, const sim::progress_snapshot& at_crash) const {
         // Epoch 1 is the setup's; operation k of every thread is epoch k + 2.
         const auto [low, high] = operation_bounds(at_crash, config_.threads);
         if (c < low + 1 || c > high + 1)
@@ -127,8 +126,6 @@ public:
                                                          image_->whole_image().data());
         return history_.compare(log, c, lock_at, lock_at + sizeof(std::shared_mutex));
     }
-
-private:
 
     sim::run_config config_;
     sim::op_progress progress_;

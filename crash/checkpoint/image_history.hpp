@@ -53,6 +53,21 @@ private:
     std::vector<std::vector<std::byte>> copies_;  // the volatile image at the end of each epoch
 };
 
+// Opens the recovered pool's image store and, once it has checked that recovery applied the
+// committed epoch c, returns check(log, c): the first problem, or "".
+template <class Check>
+std::string check_recovered_log(pmem::pool& image, std::uint64_t heap_offset, std::uint64_t image_anchor,
+                                Check&& check) {
+    alloc::buddy_heap heap = alloc::buddy_heap::open(image, heap_offset);
+    const auto store = checkpoint::image_store::open(image, heap, image_anchor);
+    const auto& log = store.log();
+    const std::uint64_t c = log.committed_epoch();
+    if (log.applied_epoch() != c)
+        return "after recovery the applied epoch " + std::to_string(log.applied_epoch()) + " differs from the committed " +
+               std::to_string(c);
+    return check(log, c);
+}
+
 inline void recover_image_pool(pmem::pool& image, std::uint64_t heap_offset, std::uint64_t image_anchor) {
     alloc::buddy_heap heap = alloc::buddy_heap::open(image, heap_offset);
     heap.recover();

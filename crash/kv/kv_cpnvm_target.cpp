@@ -93,13 +93,13 @@ class kv_cpnvm_workload final : public sim::workload {
 
   std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
     const root_line* root = root_of(image);
-    buddy_heap heap = buddy_heap::open(image, root->heap_offset);
-    const auto store = checkpoint::image_store::open(image, heap, root->image_anchor);
-    const auto& log = store.log();
-    const std::uint64_t c = log.committed_epoch();
-    if (log.applied_epoch() != c)
-      return "after recovery the applied epoch " + std::to_string(log.applied_epoch()) + " differs from the committed " +
-             std::to_string(c);
+    return checkpoint_targets::check_recovered_log(
+        image, root->heap_offset, root->image_anchor,
+        [&](const checkpoint::epoch_log& log, std::uint64_t c) { return check(log, c, at_crash); });
+  }
+
+ private:
+  std::string check(const checkpoint::epoch_log& log, std::uint64_t c, const sim::progress_snapshot& at_crash) const {
     for (unsigned tid = 0; tid < config_.threads; ++tid) {
       for (std::uint64_t i = 0; i < at_crash[tid].completed && i < config_.ops_per_thread; ++i) {
         if (returned_epoch_[tid][i] > c)
@@ -110,7 +110,6 @@ class kv_cpnvm_workload final : public sim::workload {
     return history_.compare(log, c);
   }
 
- private:
   sim::run_config config_;
   sim::op_progress progress_;
   std::vector<std::vector<std::uint64_t>> returned_epoch_;  // committed epoch when each operation returned
