@@ -157,7 +157,8 @@ void validate(const bench_config& cfg) {
         keyed = keyed || w->family == op_family::keyed;
         sequence = sequence || w->family == op_family::sequence;
         set_mix = set_mix || w->kind == pattern::set_mix;
-        if (cfg.seconds && (w->kind == pattern::set_recovery || w->kind == pattern::set_growth))
+        if (cfg.seconds && (w->kind == pattern::set_recovery || w->kind == pattern::set_growth ||
+                            w->kind == pattern::tree_recovery))
             throw usage_error("--seconds: workload '" + w->name + "' runs a fixed amount of work (--keys" +
                               (w->kind == pattern::set_growth ? ", then --ops steady pairs" : "") + "), not a duration");
     }
@@ -184,7 +185,8 @@ void validate(const bench_config& cfg) {
                                   op_list(s.kind->supports) + ")");
             if (w->needs_reopen && !s.kind->reopens)
                 throw usage_error("structure '" + s.kind->name + "' cannot run workload '" + w->name +
-                                  "': it cannot be closed and reopened from a pool (only the durable sets can)");
+                                  "': it cannot be closed and reopened from a pool (only the durable sets and the "
+                                  "CpNvm trees can)");
         }
 }
 
@@ -216,6 +218,9 @@ std::string measured_structure::label() const {
 
 void subject::close_for_reopen() { throw usage_error("this structure cannot be closed and reopened"); }
 std::uint64_t subject::reopen(unsigned) { throw usage_error("this structure cannot be closed and reopened"); }
+std::optional<std::uint64_t> subject::lookup_after_reopen(std::uint64_t) {
+    throw usage_error("this structure cannot be looked up after a reopen");
+}
 
 namespace {
 
@@ -228,7 +233,8 @@ std::unique_ptr<subject> make_subject(const measured_structure& entry, const wor
     return subj;
 }
 
-// set-recovery: one timed reopen on this thread (harness.hpp).
+// set-recovery: one timed reopen on this thread (harness.hpp); tree-recovery: the reopen and
+// the first lookup timed, every key checked after.
 rep_result measure_recovery(const measured_structure& entry, const workload& w, unsigned threads,
                             const bench_config& cfg) {
     const std::uint64_t keys = initial_size_for(cfg, w);
@@ -236,6 +242,37 @@ rep_result measure_recovery(const measured_structure& entry, const workload& w, 
     subj->close_for_reopen();
     const auto start = clock::now();
     const auto found = subj->reopen(threads);
+    if (w.kind == pattern::tree_recovery) {
+        // The first completed lookup ends the timed region; then every key is checked: each
+        // prefilled key exactly once, nothing else (a keyed subject's prefill values are
+        // its own).
+        const std::uint64_t probe = prefill_key(keys / 2);
+        const auto v = keys == 0 ? std::optional<std::uint64_t>{0} : subj->lookup_after_reopen(probe);
+        const auto end = clock::now();
+        if (!v)
+            throw error("structure '" + entry.label() + "': the first lookup after the reopen did not find key " +
+                        std::to_string(probe));
+        std::vector<bool> seen(keys);
+        std::uint64_t listed = 0, wrong = 0;
+        const bool visited = subj->visit([&](std::uint64_t k, std::uint64_t) {
+            ++listed;
+            if (k % 2 != 0 || k / 2 >= keys || seen[k / 2]) {
+                ++wrong;
+                return;
+            }
+            seen[k / 2] = true;
+        });
+        if (!visited) throw error("structure '" + entry.label() + "' cannot list its keys after a reopen");
+        if (listed != keys || wrong != 0)
+            throw error("structure '" + entry.label() + "' reopened with " + std::to_string(listed) + " keys (" +
+                        std::to_string(wrong) + " not among the keys it was filled with, or repeated), not the " +
+                        std::to_string(keys) + " it was closed with");
+        rep_result r;
+        r.ops = listed;
+        r.seconds = std::chrono::duration<double>(end - start).count();
+        r.persistence_counted = false;  // the load threads are the structure's
+        return r;
+    }
     const auto end = clock::now();
     if (found != keys)
         throw error("structure '" + entry.label() + "' reopened with " + std::to_string(found) + " keys, not the " +
@@ -336,7 +373,8 @@ rep_result measure_growth(const measured_structure& entry, const workload& w, un
 
 rep_result measure(const measured_structure& entry, const workload& w, unsigned threads,
                    const bench_config& cfg, unsigned rep) {
-    if (w.kind == pattern::set_recovery) return measure_recovery(entry, w, threads, cfg);
+    if (w.kind == pattern::set_recovery || w.kind == pattern::tree_recovery)
+        return measure_recovery(entry, w, threads, cfg);
     if (w.kind == pattern::set_growth) return measure_growth(entry, w, threads, cfg, rep);
     const std::uint64_t initial = initial_size_for(cfg, w);
     const auto subj = make_subject(entry, w, threads, cfg, initial);
@@ -501,7 +539,7 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
                     const auto k = key_options_for(cfg, *w);
                     // ycsb-load, set-growth and set-recovery draw no existing key.
                     const bool draws = w->kind != pattern::ycsb_load && w->kind != pattern::set_growth &&
-                                       w->kind != pattern::set_recovery;
+                                       w->kind != pattern::set_recovery && w->kind != pattern::tree_recovery;
                     p.distribution = !draws
                                          ? "none"
                                          : std::string(to_string(k.distribution.value_or(w->distribution)));

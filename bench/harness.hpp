@@ -38,6 +38,10 @@
 //                 holds (it must be N: anything else fails the measurement), seconds = the
 //                 open, ops/s = keys recovered per second. The recovery threads are the
 //                 structure's, so their persistence instructions are not counted (n/a).
+//   tree-recovery as set-recovery, but the timed region also holds the first lookup after
+//                 the reopen (lookup_after_reopen of a prefilled key, which must be found),
+//                 `threads` = load threads; then, untimed, visit() must list each prefilled
+//                 key exactly once and nothing else: ops = keys found.
 //   set-growth    the subject starts with min(growth_start_keys, N) keys; the timed region
 //                 is the workers' inserts of the N - start new keys (shared out evenly);
 //                 throughput, persistence and latency are those of the growth. After a
@@ -155,10 +159,11 @@ struct point_result {
 
 // Throws ferrite::usage_error if the configuration cannot run: nothing to run, a zero
 // thread count / reps / ops / duration, a structure of the other family than a workload
-// (sequence vs keyed) or lacking one of its operations (or, for set-recovery, unable to
-// reopen), an option that no workload of the run uses (--keys, --distribution without a
-// keyed workload, --reads without set-mix, --initial-size without a sequence workload),
-// reads above 100 %, --seconds with set-recovery or set-growth.
+// (sequence vs keyed) or lacking one of its operations (or, for set-recovery and
+// tree-recovery, unable to reopen), an option that no workload of the run uses (--keys,
+// --distribution without a keyed workload, --reads without set-mix, --initial-size without a
+// sequence workload), reads above 100 %, --seconds with set-recovery, tree-recovery or
+// set-growth.
 void validate(const bench_config& cfg);
 
 // The initial size a workload runs with under this configuration (keyed: the keys).

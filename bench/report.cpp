@@ -196,7 +196,7 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
             if (!current.empty()) o << '\n';
             current = p.workload;
             o << "workload " << p.workload << ": ";
-            if (p.kind == pattern::set_recovery || p.kind == pattern::set_growth)
+            if (p.kind == pattern::set_recovery || p.kind == pattern::set_growth || p.kind == pattern::tree_recovery)
                 ;  // a fixed amount of work, said below
             else if (run.ops_per_thread)
                 o << *run.ops_per_thread << " ops/thread";
@@ -205,6 +205,9 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
             if (p.kind == pattern::set_recovery) {
                 o << "open() of " << p.initial_size << " keys, threads = recovery threads, Mops/s = million keys "
                   << "recovered per second";
+            } else if (p.kind == pattern::tree_recovery) {
+                o << "open() of " << p.initial_size << " keys and the first lookup, threads = load threads, Mops/s = "
+                  << "million keys per second of that time";
             } else if (p.kind == pattern::set_growth) {
                 o << "inserts from " << std::min(growth_start_keys, p.initial_size) << " to " << p.initial_size
                   << " keys (timed); steady: " << (run.ops_per_thread ? *run.ops_per_thread : 0)
@@ -221,7 +224,7 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
             o << '\n';
             o << pad_right("structure", name_w) << "  threads      Mops/s  [   min  -    max]   pwb/op  pfence/op"
               << "   batch       p50       p99     p99.9  vs " << p.baseline << (any_combiner ? "  combiner: pwb/op pfence/op" : "");
-            if (p.kind == pattern::set_recovery) o << "         ms";
+            if (p.kind == pattern::set_recovery || p.kind == pattern::tree_recovery) o << "         ms";
             if (p.kind == pattern::set_growth)
                 o << pad_left("steady p50", 12) << pad_left("p99", 10) << pad_left("p99.9", 10)
                   << pad_left("p99.9 growth/steady", 21);
@@ -245,7 +248,8 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
         o << "  " << fmt("%.2fx", p.vs_baseline);
         if (p.combiner_pwb_per_op && p.combiner_pfence_per_op)
             o << pad_left(fmt("%.2f", *p.combiner_pwb_per_op), 12) << pad_left(fmt("%.2f", *p.combiner_pfence_per_op), 10);
-        if (p.kind == pattern::set_recovery) o << pad_left(fmt("%.1f", p.seconds * 1e3), 11);
+        if (p.kind == pattern::set_recovery || p.kind == pattern::tree_recovery)
+            o << pad_left(fmt(p.seconds < 0.01 ? "%.3f" : "%.1f", p.seconds * 1e3), 11);
         if (p.kind == pattern::set_growth) {
             if (p.steady_latency) {
                 o << pad_left(latency_cell(p.steady_latency->p50_ns), 12)
@@ -265,13 +269,23 @@ std::string table_text(const std::vector<point_result>& points, const run_info& 
     if (any_over) o << "* oversubscribed: more threads than the " << cores << " hardware threads\n";
     bool uncounted = false;
     for (const auto& p : points) uncounted = uncounted || !p.persistence_counted;
-    bool recovery = false;
-    for (const auto& p : points) recovery = recovery || p.kind == pattern::set_recovery;
+    bool recovery = false, tree_recovery = false;
+    for (const auto& p : points) {
+        recovery = recovery || p.kind == pattern::set_recovery || p.kind == pattern::tree_recovery;
+        tree_recovery = tree_recovery || p.kind == pattern::tree_recovery;
+    }
     if (uncounted)
-        o << (recovery ? "n/a: not counted (PMDK flushes outside ferrite/pmem; set-recovery's recovery threads are "
-                         "the structure's)\n"
+        o << (recovery ? "n/a: not counted (PMDK flushes outside ferrite/pmem; set-recovery's and tree-recovery's "
+                         "recovery threads are the structure's)\n"
                        : "n/a: the structure flushes outside ferrite/pmem (PMDK); its pwb/pfence are not counted\n");
-    if (recovery) o << "set-recovery: ms = median time of the structure's open() (the pool reopened before, untimed)\n";
+    for (const auto& p : points)
+        if (p.kind == pattern::set_recovery) {
+            o << "set-recovery: ms = median time of the structure's open() (the pool reopened before, untimed)\n";
+            break;
+        }
+    if (tree_recovery)
+        o << "tree-recovery: ms = median time of the structure's open() and its first completed lookup (the pool "
+             "reopened before, every key checked after, untimed)\n";
     if (run.latency_every > 0)
         o << "p50/p99/p99.9: latency of one operation in " << run.latency_every
           << " (sampled at random), all repetitions\n";

@@ -104,6 +104,9 @@ public:
     // Kinds with `reopens` only (set-recovery): see the header comment. The defaults throw.
     virtual void close_for_reopen();
     virtual std::uint64_t reopen(unsigned recovery_threads);
+    // tree-recovery: the value of `key` looked up on the reopened structure from the calling
+    // (unregistered) thread, nullopt if absent. The default throws.
+    virtual std::optional<std::uint64_t> lookup_after_reopen(std::uint64_t key);
     // Keyed subjects, for the tests that check them against a model (quiescent: no worker
     // runs). visit(f) calls f(key, value) for every key held and returns true, false where
     // the subject cannot enumerate; read_checksum(tid) is what worker tid's reads added up
@@ -124,7 +127,8 @@ struct subject_kind {
     std::vector<op> supports;
     std::function<std::unique_ptr<subject>(const subject_config&)> make;
     op_family family = op_family::sequence;
-    bool reopens = false;  // close_for_reopen() / reopen() work: it can run set-recovery
+    bool reopens = false;  // close_for_reopen() / reopen() work: it can run set-recovery (tree-recovery: and
+                           // lookup_after_reopen(), visit())
 };
 
 }  // namespace ferrite::bench

@@ -41,6 +41,10 @@ const std::vector<workload>& workloads() {
         {"set-recovery", "close and reopen a structure of --keys keys; time its open() with --threads recovery "
          "threads (ops = keys found)",
          {}, default_keys, pattern::set_recovery, op_family::keyed, key_distribution::uniform, true},
+        // The CpNvm trees (issue 19).
+        {"tree-recovery", "close and reopen a structure of --keys keys; time its open() with --threads load threads "
+         "and its first completed lookup, then check every key (untimed; ops = keys found)",
+         {op::get}, default_keys, pattern::tree_recovery, op_family::keyed, key_distribution::uniform, true},
         {"set-growth", "grow from 1024 keys to --keys by inserts (timed, latency while the table doubles), then "
          "--ops steady erase+insert pairs per thread at that size (steady-state insert latency)",
          {op::insert, op::erase}, default_keys, pattern::set_growth, op_family::keyed},
@@ -168,6 +172,7 @@ op_stream::step op_stream::next() noexcept {
         return {op::insert, k, k};
     }
     case pattern::set_recovery:  // no stream: the harness times an open (never drawn)
+    case pattern::tree_recovery:
         return {op::contains, 0, 0};
     case pattern::ycsb_a:
     case pattern::ycsb_b: {

@@ -31,6 +31,12 @@
 //                 again (the pool too, as after a restart), and the harness times the
 //                 structure's open() with `threads` recovery threads (harness.hpp); the
 //                 record's ops are the keys found, so ops/s reads as keys recovered per second
+//   tree-recovery not a stream either: as set-recovery, but the harness times the open and
+//                 the first completed lookup after it (a get of a present key: the time a
+//                 restarted program waits before it serves a read), `threads` load threads;
+//                 then, untimed, it checks every key and value (visit): ops = keys found.
+//                 For the CpNvm trees (eager: the open loads the whole image; lazy: pages
+//                 are loaded on first touch, so the lookup loads a root-to-leaf path)
 //   set-growth    the structure starts with growth_start_keys keys and its threads insert
 //                 new keys until it holds N (--keys): the timed region and the latency are
 //                 those of inserts while the table doubles; then, untimed for throughput,
@@ -60,7 +66,7 @@ namespace ferrite::bench {
 
 enum class pattern : std::uint8_t {
     push_pop, swap_push_pop, swap, get_push_pop, get, rand_op, enq_deq, deque_pairs,
-    set_mix, ycsb_load, ycsb_a, ycsb_b, ycsb_c, ycsb_e, set_recovery, set_growth
+    set_mix, ycsb_load, ycsb_a, ycsb_b, ycsb_c, ycsb_e, set_recovery, set_growth, tree_recovery
 };
 
 enum class key_distribution : std::uint8_t { uniform, zipfian };
@@ -73,7 +79,7 @@ struct workload {
     pattern kind = pattern::push_pop;
     op_family family = op_family::sequence;
     key_distribution distribution = key_distribution::uniform;  // keyed: the default
-    bool needs_reopen = false;  // set-recovery: only kinds that reopen (subject.hpp)
+    bool needs_reopen = false;  // set-recovery, tree-recovery: only kinds that reopen (subject.hpp)
 };
 
 inline constexpr std::uint64_t default_initial_size = 1024;

@@ -2,6 +2,7 @@
 #include "targets.hpp"
 
 #include "checkpoint/checkpoint_targets.hpp"
+#include "kv/kv_targets.hpp"
 
 namespace ferrite::crash {
 
@@ -16,6 +17,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_sets_targets(registry);
     checkpoint_targets::register_cpnvm_counter_target(registry);
     checkpoint_targets::register_cpnvm_map_target(registry);
+    kv_targets::register_kv_targets(registry);
 }
 
 const sim::target_registry& builtin_targets() {

@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(g++ clang-15 cmake ninja-build pkg-config git python3
           libpmem2-dev libpmemobj-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libcli11-dev nlohmann-json3-dev python3-matplotlib)
+          libcli11-dev nlohmann-json3-dev python3-matplotlib
+          libevent-dev memcached libmemcached-tools python3-pymemcache nutcracker)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,6 +20,7 @@
 // come from the pmem counters (automatic: no combining). The durable kinds reopen
 // (set-recovery): the pool is closed and opened again, recovered as after a crash, and the
 // table's open() rebuilds its index with the asked number of recovery threads.
+// tree-recovery adds the first lookup (a get) to the timed open.
 #include "bench/sets/set_subjects.hpp"
 
 #include <algorithm>
@@ -120,6 +121,10 @@ public:
         o.recovery_threads = recovery_threads;
         table_.emplace(Table::open(pool_.pool(), pool_.heap(), pool_.anchor(), layout_, o));
         return table_->size();
+    }
+    std::optional<std::uint64_t> lookup_after_reopen(std::uint64_t key) override {
+        if (const auto v = table_->get(key)) return static_cast<std::uint64_t>(*v);
+        return std::nullopt;
     }
 
     bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {

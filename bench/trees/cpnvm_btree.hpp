@@ -42,13 +42,14 @@
 // its allocator. So:
 //   - all node memory comes from allocate_node<N>() and goes back through free_node(): the
 //     port makes them call CpNvm's allocator;
-//   - every write to a node happens in one of six functions, named for what they write:
-//     write_entry (one key and slot), shift_right / shift_left (entries moved one place
+//   - every write to a node happens in one of seven functions, named for what they write:
+//     write_entry (one key and slot), write_slot (one slot: a put of a present key changes
+//     only its value, and a key and its slot lie in different lines), shift_right / shift_left (entries moved one place
 //     to open or close a gap), copy_entries (a run of entries into another node: splits
 //     and merges), set_count, set_next (the leaf chain). Nothing else assigns to a node
 //     after allocate_node() has built it;
 //   - the tree's own two words are written only by set_root and set_size.
-// The port adds a mark() of the written range at the top of each of those eight functions,
+// The port adds a mark() of the written range at the top of each of those nine functions,
 // and nothing else in the tree changes. The lock stays: CpNvm checkpoints a lock-based
 // program as it is, and its checkpoint() calls go in the code that drives the tree, between
 // operations, where no lock is held. free_node knows each node's type, hence its size, for
@@ -203,6 +204,11 @@ private:
         n->keys[i] = key;
         n->slots[i] = slot;
     }
+    template <class N>
+    static void write_slot(N* n, std::size_t i, const typename N::slot_type& slot) {
+        image->mark(&n->slots[i], sizeof(n->slots[i]));  // CpNvm:
+        n->slots[i] = slot;
+    }
     // Entries [from, count) move to [from + 1, count + 1), opening a gap at `from`.
     template <class N>
     static void shift_right(N* n, std::size_t from) {
@@ -267,7 +273,7 @@ private:
         leaf_node* leaf = descend(key, &p);
         const std::size_t i = lower_index(leaf, key);
         if (i < leaf->count && leaf->keys[i] == key) {
-            if (assign) write_entry(leaf, i, key, value);
+            if (assign) write_slot(leaf, i, value);
             return false;
         }
         insert_entry_split(leaf, i, key, value, p);

@@ -28,6 +28,7 @@
 
 #include "bench/trees/cpnvm_btree.hpp"
 #include "checkpoint_targets.hpp"
+#include "image_history.hpp"
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/checkpoint/image_store.hpp"
 #include "ferrite/containers/program_image.hpp"
@@ -66,7 +67,7 @@ public:
         root_->heap_offset = static_cast<std::uint64_t>(root - p.base()) + 64;
         heap_.reset(new buddy_heap(buddy_heap::create(p, root_->heap_offset, heap_bytes)));
         auto o = options_for(c);
-        o.before_commit = [this](std::uint64_t epoch) { keep(epoch); };
+        o.before_commit = [this](std::uint64_t epoch) { history_.keep(epoch, image_->whole_image()); };
         image_ = std::make_unique<program_image>(program_image::create(p, *heap_, root_->image_anchor, o));
         pmem::pwb(root_);
         pmem::pfence();
@@ -103,50 +104,27 @@ public:
 
     void recover(pmem::pool& image) const override {
         const auto* root = static_cast<const root_line*>(image.root_bytes(64 + heap_bytes));
-        buddy_heap heap = buddy_heap::open(image, root->heap_offset);
-        heap.recover();
-        checkpoint::image_store::open(image, heap, root->image_anchor).log().recover();
-        checkpoint::image_store::confirm(image, heap, root->image_anchor);
-        heap.finish_recovery();
+        recover_image_pool(image, root->heap_offset, root->image_anchor);
     }
 
     std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
         const auto* root = static_cast<const root_line*>(image.root_bytes(64 + heap_bytes));
-        buddy_heap heap = buddy_heap::open(image, root->heap_offset);
-        const auto store = checkpoint::image_store::open(image, heap, root->image_anchor);
-        const auto& log = store.log();
-        const std::uint64_t c = log.committed_epoch();
-        if (log.applied_epoch() != c)
-            return "after recovery the applied epoch " + std::to_string(log.applied_epoch()) + " differs from the committed " +
-                   std::to_string(c);
+        return check_recovered_log(image, root->heap_offset, root->image_anchor,
+                                   [&](const checkpoint::epoch_log& log, std::uint64_t c) { return check(log, c, at_crash); });
+    }
+
+private:
+    std::string check(const checkpoint::epoch_log& log, std::uint64_t c, const sim::progress_snapshot& at_crash) const {
         // Epoch 1 is the setup's; operation k of every thread is epoch k + 2.
         const auto [low, high] = operation_bounds(at_crash, config_.threads);
         if (c < low + 1 || c > high + 1)
             return "committed epoch " + std::to_string(c) + " is outside [" + std::to_string(low + 1) + ", " +
                    std::to_string(high + 1) + "] (returned and invoked operations at the crash, plus the setup's epoch)";
-        std::lock_guard g(history_mutex_);
-        if (c >= history_.size() || history_[c].empty())
-            return "no copy of the volatile image was kept for epoch " + std::to_string(c);
-        const auto& want = history_[c];
-        const auto bytes = std::min<std::uint64_t>(want.size(), log.geometry().image_bytes);
         // The tree's lock (its first member) is not state: its bytes change as it is taken
         // and released, unmarked, and after_restart() makes a new one.
         const auto lock_at = static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(tree_) -
                                                          image_->whole_image().data());
-        for (std::uint64_t at = 0; at < bytes; ++at)
-            if (want[at] != log.image()[at] && !(at >= lock_at && at < lock_at + sizeof(std::shared_mutex)))
-                return "persistent image byte " + std::to_string(at) + " (" + std::to_string(int(log.image()[at])) +
-                       ") differs from the volatile image at the end of epoch " + std::to_string(c) + " (" +
-                       std::to_string(int(want[at])) + ")";
-        return {};
-    }
-
-private:
-    void keep(std::uint64_t epoch) {
-        const auto whole = image_->whole_image();
-        std::lock_guard g(history_mutex_);
-        if (history_.size() <= epoch) history_.resize(epoch + 1);
-        history_[epoch].assign(whole.begin(), whole.end());
+        return history_.compare(log, c, lock_at, lock_at + sizeof(std::shared_mutex));
     }
 
     sim::run_config config_;
@@ -156,8 +134,7 @@ private:
     std::unique_ptr<program_image> image_;
     tree_type* tree_ = nullptr;
     std::atomic<unsigned> registered_{0};
-    mutable std::mutex history_mutex_;
-    std::vector<std::vector<std::byte>> history_;  // the volatile image at the end of each epoch
+    image_history history_;
 };
 
 }  // namespace

@@ -98,7 +98,7 @@ std::uint64_t epoch_log::record_bytes(std::uint32_t length) noexcept {
 
 epoch_log::epoch_log(std::byte* region, const log_geometry& g)
     : region_(region), geometry_(g),
-      image_(region + header_lines * line + g.threads * g.log_bytes), used_(g.threads, 0) {}
+      image_(region + header_lines * line + g.threads * g.log_bytes), used_(g.threads, 0), sealed_(g.threads, 0) {}
 
 std::byte* epoch_log::log_of(unsigned t) const noexcept { return region_ + header_lines * line + t * geometry_.log_bytes; }
 
@@ -171,12 +171,19 @@ bool epoch_log::append(unsigned t, std::uint64_t epoch, std::uint64_t offset, co
     const record_header h{epoch, offset, length, record_checksum(epoch, offset, length, payload)};
     std::memcpy(at, &h, sizeof h);
     std::memset(at + sizeof(record_header) + padded, 0, 8);  // end marker
-    pmem::pwb_range(at, size);
-    used_[t] += size - 8;  // the next record overwrites the end marker
+    used_[t] += size - 8;  // the next record overwrites the end marker (seal writes it back)
     return true;
 }
 
-void epoch_log::seal() noexcept {
+void epoch_log::seal(unsigned t) noexcept {
+    // One pass over the lines this thread wrote since its last seal, its end marker
+    // included: a line that holds the end of one record and the start of the next is
+    // written back once, not once per record.
+    if (used_[t] > sealed_[t]) {
+        std::byte* log = log_of(t);
+        pmem::pwb_range(log + sealed_[t], used_[t] + 8 - sealed_[t]);
+        sealed_[t] = used_[t];
+    }
     pmem::pfence();  // PP: this thread's records of the epoch are durable before it may commit
 }
 
@@ -224,29 +231,43 @@ replay_stats epoch_log::replay() {
     replay_stats stats;
     if (applied_epoch() < committed_epoch()) {
         // The epochs the logs hold records of, in order (an epoch in which nobody marked
-        // anything has none, and needs nothing applied).
+        // anything has none, and needs nothing applied). A log's records are in epoch order,
+        // so each log adds an epoch only where it changes.
         std::vector<std::uint64_t> epochs;
         for (unsigned t = 0; t < geometry_.threads; ++t)
-            for_each_record(t, false, [&](std::uint64_t e, std::uint64_t, std::uint32_t, const std::byte*) { epochs.push_back(e); });
+            for_each_record(t, false, [&](std::uint64_t e, std::uint64_t, std::uint32_t, const std::byte*) {
+                if (epochs.empty() || epochs.back() != e) epochs.push_back(e);
+            });
         std::sort(epochs.begin(), epochs.end());
         epochs.erase(std::unique(epochs.begin(), epochs.end()), epochs.end());
         for (const auto e : epochs)
             for (unsigned t = 0; t < geometry_.threads; ++t)
                 for_each_record(t, false, [&](std::uint64_t re, std::uint64_t offset, std::uint32_t length, const std::byte* bytes) {
                     if (re != e) return;
-                    std::memcpy(image_ + offset, bytes, length);
-                    pmem::pwb_range(image_ + offset, length);
+                    apply(offset, bytes, length);
                     ++stats.records;
                     stats.bytes += length;
                 });
         stats.epochs = epochs.size();
+    }
+    finish_replay();
+    return stats;
+}
+
+void epoch_log::apply(std::uint64_t offset, const void* bytes, std::uint64_t length) noexcept {
+    std::memcpy(image_ + offset, bytes, length);
+    pmem::pwb_range(image_ + offset, length);
+}
+
+void epoch_log::finish_replay() {
+    if (applied_epoch() < committed_epoch()) {
         pmem::pfence();  // PP: the image holds the epochs before `applied` names them
         *word_at(region_, 2) = committed_epoch();
         pmem::pwb(word_at(region_, 2));
         pmem::pfence();  // PP: durable before a log is reused (its records become stale)
     }
     for (auto& u : used_) u = 0;
-    return stats;
+    for (auto& u : sealed_) u = 0;
 }
 
 void epoch_log::validate_records() const {

@@ -36,8 +36,19 @@ struct lazy_pages {
     std::uint64_t page = 0;
     const std::byte* source = nullptr;  // the persistent image, end - begin bytes
     std::byte* reservoir = nullptr;     // staging pages: page i is used once, to load page i
-    std::unique_ptr<std::atomic<std::uint8_t>[]> state;  // per page, see below
+    // Per page, see below: one byte each, used through std::atomic_ref. An anonymous mapping,
+    // not a zeroed array: the kernel supplies zero pages on first touch, so arming does not
+    // write a byte per page (it would grow with the image: 0.5 MiB for 2 GiB).
+    std::uint8_t* state = nullptr;
+    std::size_t state_bytes = 0;
     std::atomic<std::uint64_t> loaded{0};
+    std::atomic_ref<std::uint8_t> state_of(std::uint64_t i) const noexcept { return std::atomic_ref<std::uint8_t>(state[i]); }
+    lazy_pages() = default;
+    lazy_pages(const lazy_pages&) = delete;
+    lazy_pages& operator=(const lazy_pages&) = delete;
+    ~lazy_pages() {
+        if (state != nullptr) ::munmap(state, state_bytes);
+    }
     unsigned slot = 0;
 };
 
@@ -54,6 +65,7 @@ constexpr unsigned max_armed = 16;
 
 // The handler may only use atomics that need no lock.
 static_assert(std::atomic<std::uint8_t>::is_always_lock_free);
+static_assert(std::atomic_ref<std::uint8_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic<lazy_pages*>::is_always_lock_free);
@@ -123,7 +135,7 @@ void write_number(std::uint64_t v, unsigned radix) noexcept {
 // thread has. On return the page is present.
 void load_page(lazy_pages& s, std::uintptr_t address) noexcept {
     const std::uint64_t i = (address - s.begin) / s.page;
-    std::atomic<std::uint8_t>& state = s.state[i];
+    const auto state = s.state_of(i);
     std::uint8_t expected = absent;
     if (!state.compare_exchange_strong(expected, loading, std::memory_order_acquire)) {
         while (state.load(std::memory_order_acquire) == loading) ::sched_yield();
@@ -333,12 +345,12 @@ void volatile_image::release() noexcept {
         // Unmap the reservoir in runs, skipping the holes another mapping may hold.
         const std::uint64_t pages = bytes_ / lazy_->page;
         for (std::uint64_t i = 0; i < pages;) {
-            if (lazy_->state[i].load(std::memory_order_relaxed) == present_hole) {
+            if (lazy_->state_of(i).load(std::memory_order_relaxed) == present_hole) {
                 ++i;
                 continue;
             }
             std::uint64_t j = i + 1;
-            while (j < pages && lazy_->state[j].load(std::memory_order_relaxed) != present_hole) ++j;
+            while (j < pages && lazy_->state_of(j).load(std::memory_order_relaxed) != present_hole) ++j;
             ::munmap(lazy_->reservoir + i * lazy_->page, (j - i) * lazy_->page);
             i = j;
         }
@@ -359,9 +371,31 @@ void volatile_image::load_eager(const std::byte* source, unsigned threads) {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     const std::uint64_t n = std::min<std::uint64_t>(threads, pages);
     std::byte* image = data();
+    // Runs of pages that hold a non-zero byte are copied; a page of zeros is left alone: the
+    // image's page is zero already (the mapping is fresh), and not writing it spares its
+    // page fault and its memory (an image is mostly zero beyond what its program allocated).
+    const auto zero_page = [page](const std::byte* p) {
+        std::uint64_t any = 0;
+        for (std::uint64_t i = 0; i < page; i += 64) {
+            std::uint64_t w[8];
+            std::memcpy(w, p + i, 64);
+            for (const auto x : w) any |= x;
+            if (any != 0) return false;
+        }
+        return true;
+    };
     const auto copy = [=](std::uint64_t t) {
         const std::uint64_t first = pages * t / n, last = pages * (t + 1) / n;
-        std::memcpy(image + first * page, source + first * page, (last - first) * page);
+        for (std::uint64_t i = first; i < last;) {
+            if (zero_page(source + i * page)) {
+                ++i;
+                continue;
+            }
+            std::uint64_t j = i + 1;
+            while (j < last && !zero_page(source + j * page)) ++j;
+            std::memcpy(image + i * page, source + i * page, (j - i) * page);
+            i = j;
+        }
     };
     std::vector<std::thread> workers;
     workers.reserve(n - 1);
@@ -386,7 +420,12 @@ void volatile_image::arm_lazy(const std::byte* source) {
     s->end = base_ + bytes_;
     s->page = page;
     s->source = source;
-    s->state = std::make_unique<std::atomic<std::uint8_t>[]>(bytes_ / page);  // all absent (0)
+    void* st = ::mmap(nullptr, bytes_ / page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (st == map_failed)
+        throw pool_error(pool_errc::io, "volatile image: cannot map the page states for lazy loading: " +
+                                            std::string(std::strerror(errno)));
+    s->state = static_cast<std::uint8_t*>(st);  // all absent (0)
+    s->state_bytes = bytes_ / page;
     void* r = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == map_failed)
         throw pool_error(pool_errc::io, "volatile image: cannot reserve " + std::to_string(bytes_) +

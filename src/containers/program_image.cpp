@@ -23,9 +23,11 @@ constexpr std::uint64_t meta_bytes = 4096;  // CpNvm's first page of the image
 constexpr unsigned root_count = 32;
 constexpr std::size_t root_name_bytes = 48;
 // Size classes: multiples of 64 bytes up to 4 KiB (classes 1..64: a node of 536 bytes takes
-// 576, as from malloc, not 1024), then powers of two up to 1 MiB (classes 65..72).
-constexpr unsigned line_classes = 64, class_count = line_classes + 8 + 1;
-constexpr std::uint64_t max_class_bytes = std::uint64_t{1} << 20;
+// 576, as from malloc, not 1024), then powers of two up to 16 MiB (classes 65..76; the
+// first images had classes up to 1 MiB: the heads of the larger classes were added at the
+// end of the meta page, where those images hold zeros, "empty").
+constexpr unsigned line_classes = 64, class_count = line_classes + 12 + 1;
+constexpr std::uint64_t max_class_bytes = program_image::max_reused_block;
 
 struct size_class {
     unsigned index;      // 0: larger than any class (bump only, never reused)
@@ -37,7 +39,7 @@ size_class class_of(std::size_t bytes) {
         return {i, std::uint64_t{i} * 64};
     }
     if (bytes <= max_class_bytes) {
-        const auto c = static_cast<unsigned>(std::bit_width(bytes - 1));  // 13..20
+        const auto c = static_cast<unsigned>(std::bit_width(bytes - 1));  // 13..24
         return {line_classes + (c - 12), std::uint64_t{1} << c};
     }
     return {0, (bytes + 63) / 64 * 64};
@@ -257,7 +259,18 @@ void program_image::set_root(std::string_view name, const void* p) {
     slot->offset = static_cast<std::uint64_t>(b - s_->image.data());
 }
 
+std::size_t program_image::block_bytes(std::size_t bytes) noexcept { return class_of(bytes == 0 ? 1 : bytes).size; }
+
 void* program_image::allocate(std::size_t bytes, bool mark_block) {
+    if (void* p = try_allocate(bytes, mark_block)) return p;
+    const auto& a = s_->meta().alloc;
+    const std::uint64_t at = round_up(a.bump == 0 ? meta_bytes : a.bump, 64);
+    throw out_of_memory("program_image: " + std::to_string(bytes) + " bytes do not fit in the image (" +
+                        std::to_string(s_->image.size() - std::min<std::uint64_t>(at, s_->image.size())) +
+                        " fresh bytes left); create it larger");
+}
+
+void* program_image::try_allocate(std::size_t bytes, bool mark_block) {
     if (bytes == 0) bytes = 1;
     const unsigned t = current_tid("allocate");
     const auto [cls, size] = class_of(bytes);
@@ -282,10 +295,7 @@ void* program_image::allocate(std::size_t bytes, bool mark_block) {
                         std::to_string(s_->image.size()) + " bytes");
             const std::uint64_t bump = a.bump == 0 ? meta_bytes : a.bump;
             const std::uint64_t at = round_up(bump, 64);
-            if (at < meta_bytes || at > s_->image.size() || size > s_->image.size() - at)
-                throw out_of_memory("program_image: " + std::to_string(bytes) + " bytes do not fit in the image (" +
-                                    std::to_string(s_->image.size() - std::min<std::uint64_t>(at, s_->image.size())) +
-                                    " fresh bytes left); create it larger");
+            if (at < meta_bytes || at > s_->image.size() || size > s_->image.size() - at) return nullptr;
             s_->cp.mark(t, &a.bump, 8);
             a.bump = at + size;
             p = base + at;

@@ -20,7 +20,7 @@ std::string_view to_string(site_kind k) noexcept {
 std::string site_registry::id_of(const pmem::site& where) {
     std::string_view file = where.file_name();
     std::size_t cut = std::string_view::npos;
-    for (std::string_view root : std::array<std::string_view, 5>{"include/", "src/", "tests/", "tools/", "crash/"}) {
+    for (std::string_view root : std::array<std::string_view, 6>{"include/", "src/", "tests/", "tools/", "crash/", "apps/"}) {
         auto pos = file.rfind(root);
         if (pos != std::string_view::npos && (pos == 0 || file[pos - 1] == '/') &&
             (cut == std::string_view::npos || pos > cut))

@@ -77,9 +77,20 @@ assert [(r['structure'], r['workload']) for r in recs] == [('volatile-tree', 'yc
 assert all(r['pwb_per_op'] == 0 and r['pfence_per_op'] == 0 and r['ops'] == 2000 for r in recs), recs"
 one_line_error 2 "'map-mutex' cannot run workload 'set-recovery': it cannot be closed and reopened" -- \
   fb -s map-mutex -w set-recovery
+# The CpNvm trees reopen: tree-recovery times the open and the first lookup (eager: the whole
+# image loaded; lazy: pages on first touch), then finds every key (ops = keys).
+expect 0 'tree-recovery: ms = median time' -- fb -s cpnvm-tree,cpnvm-tree-lazy -w tree-recovery -t 1,2 --keys 5000 --reps 2
+json=$(fb -s cpnvm-tree,cpnvm-tree-lazy -w tree-recovery,set-recovery -t 1 --keys 5000 --reps 1 --json)
+check_json "tree-recovery --json" "$json" "
+assert [(r['structure'], r['workload'], r['ops'], r['keys']) for r in recs] == [('cpnvm-tree', 'tree-recovery', 5000, 5000), ('cpnvm-tree-lazy', 'tree-recovery', 5000, 5000), ('cpnvm-tree', 'set-recovery', 5000, 5000), ('cpnvm-tree-lazy', 'set-recovery', 5000, 5000)], recs
+assert all(r['seconds'] > 0 and r['pwb_per_op'] is None and r['distribution'] == 'none' for r in recs), recs"
+one_line_error 2 "'volatile-tree' cannot run workload 'tree-recovery': it cannot be closed and reopened" -- \
+  fb -s volatile-tree -w tree-recovery
 one_line_error 2 "--seconds: workload 'set-growth' runs a fixed amount of work" -- \
   fb -s map-mutex -w set-growth --seconds 1
 expect 0 '^  set-recovery ' -- fb --list
+expect 0 '^  tree-recovery ' -- fb --list
+expect 0 '^  cpnvm-tree-lazy +cpnvm-tree reopened lazily' -- fb --list
 expect 0 '^  set-growth ' -- fb --list
 
 one_line_error 2 "'vector-pmdk' is a sequence structure and cannot run the keyed workload 'ycsb-a'" -- \

@@ -229,4 +229,17 @@ TEST(BenchReport, GrowthAndRecoveryRecordsSayWhatTheyMeasured) {
     EXPECT_NE(rt.find("open() of 1000000 keys"), std::string::npos) << rt;
     EXPECT_NE(rt.find("125.0"), std::string::npos) << rt;
     EXPECT_NE(rt.find("set-recovery: ms = median time"), std::string::npos) << rt;
+    EXPECT_EQ(rt.find("tree-recovery:"), std::string::npos) << rt;
+
+    auto tr = r;  // tree-recovery: the open and the first lookup, sub-millisecond times in full
+    tr.structure = "cpnvm-tree-lazy";
+    tr.workload = "tree-recovery";
+    tr.kind = fb::pattern::tree_recovery;
+    tr.seconds = 0.000271;
+    const auto tt = fb::table_text({tr}, run());
+    EXPECT_NE(tt.find("open() of 1000000 keys and the first lookup"), std::string::npos) << tt;
+    EXPECT_NE(tt.find("0.271"), std::string::npos) << tt;
+    EXPECT_NE(tt.find("tree-recovery: ms = median time of the structure's open() and its first completed lookup"),
+              std::string::npos) << tt;
+    EXPECT_EQ(tt.find("set-recovery: ms"), std::string::npos) << tt;
 }

@@ -3,6 +3,7 @@
 // stream only issues the operations its workload declares; for the keyed workloads, the
 // operation proportions of each mix, the keys they draw (present, new, in range) and the
 // key distribution.
+#include "bench/registry.hpp"
 #include "bench/workloads.hpp"
 
 #include <gtest/gtest.h>
@@ -150,7 +151,8 @@ TEST(BenchWorkloads, StreamsAreDeterministicPerSeedAndThread) {
 
 TEST(BenchWorkloads, StreamsIssueOnlyTheOperationsTheyNeed) {
     for (const auto& w : fb::workloads()) {
-        if (w.kind == fb::pattern::set_recovery) continue;  // not a stream: the harness times an open
+        if (w.kind == fb::pattern::set_recovery || w.kind == fb::pattern::tree_recovery)
+            continue;  // not a stream: the harness times an open
         fb::op_stream s(w, 0, 3, 16);
         for (int i = 0; i < 2000; ++i) {
             const auto o = s.next().o;
@@ -314,4 +316,19 @@ TEST(BenchWorkloads, SetRecoveryRunsOnlyOnKindsThatReopen) {
     EXPECT_TRUE(fb::can_run(k, r));
     k.family = fb::op_family::sequence;
     EXPECT_FALSE(fb::can_run(k, r));
+}
+
+// tree-recovery: a reopen and a lookup, so only kinds that reopen and have get.
+TEST(BenchWorkloads, TreeRecoveryRunsOnlyOnKindsThatReopenAndGet) {
+    const auto& r = wl("tree-recovery");
+    EXPECT_TRUE(r.needs_reopen);
+    EXPECT_EQ(r.family, fb::op_family::keyed);
+    fb::subject_kind k{"k", "a keyed kind", {op::insert, op::erase, op::get}, nullptr, fb::op_family::keyed};
+    EXPECT_FALSE(fb::can_run(k, r));
+    k.reopens = true;
+    EXPECT_TRUE(fb::can_run(k, r));
+    k.supports = {op::insert, op::erase, op::contains};
+    EXPECT_FALSE(fb::can_run(k, r)) << "no get";
+    for (const char* s : {"cpnvm-tree", "cpnvm-tree-lazy"}) EXPECT_TRUE(fb::can_run(*fb::find_subject(s), r)) << s;
+    EXPECT_FALSE(fb::can_run(*fb::find_subject("volatile-tree"), r));
 }

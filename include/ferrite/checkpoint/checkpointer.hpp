@@ -8,19 +8,38 @@
 // checkpoint is due, every registered thread stops in checkpoint():
 //
 //   barrier 1     every participant is at a consistent point: nobody writes the image
-//   snapshot      each thread, for the regions on its address list: clear their bits in the
-//                 shared bitmap, append the image bytes of each run of lines it cleared to
-//                 its log (epoch_log::append), then seal (one pfence)
-//   barrier 2     the last to arrive commits the epoch (epoch_log::commit), replays it
-//                 into the persistent image (epoch_log::replay), and releases the others
+//   snapshot      each thread sorts the runs of lines it owns (below) and joins adjacent
+//                 ones, appends the image bytes of each run to its log as one record
+//                 (epoch_log::append), stores 0 to the bitmap words of its runs, then seals
+//                 (epoch_log::seal: a pwb per written log line, one pfence)
+//   barrier 2     the last to arrive commits the epoch (epoch_log::commit), applies it to
+//                 the persistent image from the volatile image over every participant's
+//                 runs (epoch_log::apply, finish_replay), and releases the others
 //
 // so a checkpoint() that returns true returns after its epoch committed (and was applied).
 //
-// Tracking ([NVM] 4.3.2): one bit per 64-byte line; mark() sets bits with fetch_or on the
-// bitmap word, and lists the region (first line, line count) on the calling thread's address
-// list when it set a bit. Two threads marking one line may both list it: the snapshot logs
-// each line by the thread that clears its bit (fetch_and), so nothing is logged twice.
-// Before barrier 1 a thread checks that its listed lines fit in its log; if not, it raises
+// Tracking ([NVM] 4.3.2): one bit per 64-byte line; mark() reads the bitmap word first (one
+// load when the lines are marked already), else sets the bits with one fetch_or per word,
+// and the lines whose bits *it* set (those the fetch_or found clear) are the calling
+// thread's: it lists them as runs (first line, count) on its own list. So every marked line
+// is on exactly one thread's list, and the snapshot needs no read-modify-write on the
+// shared bitmap: each thread logs its own runs and clears their bitmap words with plain
+// stores of 0. That is safe because between the two barriers nobody marks, and every bit
+// set then is a line some participant listed: a word holding several threads' lines may be
+// cleared by each of them, with the same 0; barrier 2 orders the clearing before any mark of
+// the next epoch. (The first version here cleared each line's bit with a fetch_and as it
+// copied the line, to decide which of the threads that listed it logs it: a locked
+// read-modify-write per line on a bitmap of 1/512 of the image, which took about half of
+// the checkpoints' time in a profile of YCSB A, docs/checkpointing.md.)
+//
+// Replay from the volatile image: between barrier 1 and the release of barrier 2 nobody
+// writes the image, so the image holds, for every listed run, exactly the bytes the run's
+// record holds; the last thread copies them from there (they were just read by the
+// snapshots, hence cached) rather than reading the records back from the logs. The
+// persistent image gets the same bytes as from the logs (epoch_log.hpp's argument holds as
+// it is); recovery after a crash replays from the logs.
+//
+// Before barrier 1 a thread checks that its listed runs fit in its log; if not, it raises
 // an abort for this checkpoint: after barrier 1 every thread returns false with nothing
 // cleared or logged, and that thread throws usage_error (raise log_bytes, or checkpoint
 // more often): its marks stay, durability stops advancing, the volatile image is intact.
@@ -35,7 +54,7 @@
 //     has no such call; sync() uses it), and so does a thread whose marked lines fill half
 //     its log;
 //   * threads join and leave explicitly (join/leave: a leaving thread takes part in a due
-//     checkpoint first); the quiescent state of docs/checkpointing.md is not built yet;
+//     checkpoint first); program_image's quiescent state is a leave and a join;
 // Waiting: every spin iteration calls pmem::wait_hint() (a yield point under the crash
 // simulator), and sched_yield() after a while otherwise (threads may outnumber cores).
 #pragma once
@@ -93,8 +112,10 @@ private:
         std::uint64_t first_line, lines;
     };
     struct alignas(64) thread_state {
-        std::vector<region> regions;  // marked this epoch (it set at least one of their bits)
-        std::uint64_t log_need = 0;   // bytes their records take at most
+        std::vector<region> runs;         // lines whose bits this thread set this epoch
+        std::vector<region> scratch;      // the snapshot's sort
+        std::uint64_t log_need = 0;       // bytes their records take at most
+        std::uint64_t logged_epoch = 0;   // the epoch of its last snapshot
         bool joined = false;
         std::uint64_t calls = 0;  // checkpoint() calls: the clock is read every 16th
         std::uint64_t records = 0, bytes = 0;
@@ -110,13 +131,24 @@ private:
     void release(bool last_barrier) noexcept;
     bool run_checkpoint(unsigned t);  // false: refused (an abort)
     std::uint64_t line_of(const void* p) const noexcept;
-    bool clear_bit(std::uint64_t line) noexcept;
 
     epoch_log& log_;
     std::byte* image_;
     checkpoint_options options_;
     std::uint64_t lines_;
-    std::unique_ptr<std::atomic<std::uint64_t>[]> bitmap_;
+    // One bit per line, used through std::atomic_ref: an anonymous mapping whose zero pages
+    // the kernel supplies on first touch, so a checkpointer of a large image starts in the
+    // same time as one of a small image (a zeroed array of 4 MiB for a 2 GiB image took
+    // 0.2-2.4 ms at every open: most of a lazy recovery's time).
+    struct unmap {
+        std::size_t bytes = 0;
+        void operator()(std::uint64_t* p) const noexcept;
+    };
+    std::unique_ptr<std::uint64_t[], unmap> bitmap_;
+    static std::unique_ptr<std::uint64_t[], unmap> map_bitmap(std::uint64_t words);
+    std::atomic_ref<std::uint64_t> bitmap_word(std::uint64_t i) const noexcept {
+        return std::atomic_ref<std::uint64_t>(bitmap_[i]);
+    }
     std::vector<thread_state> threads_;
     std::atomic<bool> due_{false};
     std::atomic<std::int64_t> last_checkpoint_ns_;

@@ -19,13 +19,21 @@
 // after it held (a log is reused from its start after every replay).
 //
 // Crash consistency (the argument; the crash target `cpnvm-counter` checks it):
-//   append:  record + end marker stored, pwb of every line they touch. Not durable yet.
-//   seal:    pfence: the calling thread's records are durable (PP of its share).
+//   append:  record + end marker stored (plain stores, no write-back yet).
+//   seal(t): pwb of every line thread t's appends wrote since its last seal (each line once,
+//            even when it holds the end of one record and the start of the next), then
+//            pfence: the thread's records are durable (PP of its share).
 //   commit(E): after every thread of E sealed (the caller's barrier): committed := E, pwb,
 //            pfence (LP/PP of the epoch). So every record of a committed epoch is durable.
 //   replay:  for each committed, unapplied epoch in order, copy its records into the image
-//            (pwb per line); pfence; applied := committed, pwb, pfence. Copying an epoch
-//            again (a crash during replay) writes the same bytes: idempotent.
+//            (apply: pwb per line); finish_replay: pfence; applied := committed, pwb, pfence.
+//            Copying an epoch again (a crash during replay) writes the same bytes:
+//            idempotent. The checkpointer, which commits one epoch at a time and holds its
+//            bytes in the volatile image until every thread goes on, replays without reading
+//            the logs: apply() of each record's range from the volatile image (the same
+//            bytes as the records: nobody writes the image between the snapshot and the
+//            end of the checkpoint), then finish_replay(). The image gets the same bytes
+//            either way, so the argument is the same.
 //   A scan of a log trusts a record only if applied < epoch <= committed (and then checks
 //   offset, length and checksum): the epoch word is one aligned 8-byte store, so a torn or
 //   unfinished record reads as an epoch > committed (new) or <= applied (stale), and ends
@@ -77,13 +85,22 @@ public:
     // Thread t's record of epoch `epoch` (> committed) for image bytes [offset, offset +
     // length): false, with nothing appended, when t's log lacks room.
     bool append(unsigned t, std::uint64_t epoch, std::uint64_t offset, const void* bytes, std::uint32_t length);
-    // Makes the calling thread's appended records durable (one pfence).
-    static void seal() noexcept;
+    // Makes thread t's appended records durable: a pwb of each line written since its last
+    // seal, one pfence. Called by thread t.
+    void seal(unsigned t) noexcept;
     // committed := epoch, durable. Every thread's records of `epoch` must be sealed.
     void commit(std::uint64_t epoch);
     // Applies the committed, unapplied epochs to the image; empties the logs. Single caller,
-    // no append concurrently.
+    // no append concurrently. = apply() of every record in epoch order, then finish_replay().
     replay_stats replay();
+    // The two steps of replay() for a caller that holds the committed, unapplied epoch's
+    // bytes itself (one epoch only: the checkpointer right after commit): apply() copies
+    // image bytes [offset, offset + length) from `bytes` into the persistent image (pwb of
+    // each line; they must be the bytes the epoch's records hold for that range), and
+    // finish_replay(), once every record's range was applied, makes them durable and names
+    // the epoch applied (pfence, applied := committed, pwb, pfence), and empties the logs.
+    void apply(std::uint64_t offset, const void* bytes, std::uint64_t length) noexcept;
+    void finish_replay();
     // Checks every committed, unapplied record (offset, length, checksum): damaged_pool on
     // the first bad one. Writes nothing.
     void validate_records() const;
@@ -106,7 +123,8 @@ private:
     std::byte* region_;
     log_geometry geometry_;
     std::byte* image_;
-    std::vector<std::uint64_t> used_;  // per thread: bytes of its log written since the last replay
+    std::vector<std::uint64_t> used_;    // per thread: bytes of its log written since the last replay
+    std::vector<std::uint64_t> sealed_;  // per thread: bytes of its log written back by seal()
 };
 
 }  // namespace ferrite::checkpoint

@@ -15,7 +15,8 @@
 //
 // Lazy loading, the algorithm:
 //   arm:    the image becomes PROT_NONE; a per-page state byte (0 absent, 1 loading,
-//           2 present) is allocated, and a staging reservoir (an anonymous mapping as large as
+//           2 present) is mapped (anonymous: zero pages the kernel supplies on first
+//           touch, so arming takes the same time whatever the image's size), and a staging reservoir (an anonymous mapping as large as
 //           the image, never touched until a page is loaded through it); the image is
 //           entered in a fixed table of armed images (16 slots, atomics) that a process-wide
 //           SIGSEGV handler reads. The handler is installed once, with SA_SIGINFO, and keeps
@@ -104,7 +105,10 @@ public:
     volatile_image& operator=(const volatile_image&) = delete;
 
     // Copies size() bytes of `source` into the image, in page ranges over `threads` threads
-    // (0: the hardware's; never more than one per page). usage_error while armed.
+    // (0: the hardware's; never more than one per page). usage_error while armed. For an
+    // image as mapped (all zero) only: pages of `source` that are all zero are not written
+    // (no page fault, no memory), so the time goes with the bytes in use, not the image's
+    // size.
     void load_eager(const std::byte* source, unsigned threads);
     // Loads the image from `source` (size() bytes, which must stay readable and unchanged
     // while the image is armed) page by page on first touch (see above). usage_error if

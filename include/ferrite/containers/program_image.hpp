@@ -23,7 +23,7 @@
 // The first page of the image is CpNvm's own, checkpointed like the rest: a table of 32
 // named roots (name up to 47 bytes, image offset) and the allocator's state (a bump pointer
 // and one free list per size class: multiples of 64 bytes up to 4 KiB, then powers of two up
-// to 1 MiB; larger blocks come from the bump pointer and are never reused; every block is
+// to 16 MiB; larger blocks come from the bump pointer and are never reused; every block is
 // 64-byte aligned). allocate() marks its own writes and, by default, the block it returns
 // ([NVM] 4.3.1).
 //
@@ -126,6 +126,13 @@ public:
     void* root(std::string_view name) const;             // nullptr if not set
     void set_root(std::string_view name, const void* p);  // p in the image, or nullptr to clear
     void* allocate(std::size_t bytes, bool mark_block = true);
+    // allocate() that answers nullptr instead of throwing out_of_memory when the image has no
+    // free block of the size class and no fresh bytes (a cache evicts and tries again).
+    void* try_allocate(std::size_t bytes, bool mark_block = true);
+    // The bytes a block for `bytes` takes (its size class). Blocks of up to max_reused_block
+    // go back to their class's free list when deallocated; larger ones are never reused.
+    static std::size_t block_bytes(std::size_t bytes) noexcept;
+    static constexpr std::size_t max_reused_block = std::size_t{16} << 20;
     void deallocate(void* p, std::size_t bytes);
 
     std::uint64_t committed_epoch() const noexcept;

@@ -10,7 +10,7 @@
 // redundant).
 //
 // Thread-safe. Ids are interned by (file, line, column, kind); the file part is the path
-// from the last "include/", "src/", "tests/", "tools/" or "crash/" component, so ids are the same on
+// from the last "include/", "src/", "tests/", "tools/", "crash/" or "apps/" component, so ids are the same on
 // every checkout.
 #pragma once
 

@@ -4,9 +4,11 @@
 #include "ferrite/checkpoint/checkpointer.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -155,6 +157,75 @@ TEST(Checkpointer, ThreadsLeaveAtDifferentTimesAndTheirMarksArePersisted) {
     for (auto& th : ts) th.join();
     EXPECT_TRUE(f.images_equal()) << "every thread's last writes were checkpointed when it left";
     EXPECT_GE(f.cp.epoch(), 1u);
+}
+
+
+// Many scattered marks in random order, overlapping, across bitmap words and from two
+// threads in one epoch: the snapshot sorts each thread's runs (radix sort past 64 runs),
+// joins adjacent ones and logs each line exactly once (by the thread whose mark set its
+// bit); the persistent image equals the volatile one, and the records are the maximal runs.
+TEST(Checkpointer, ScatteredMarksFromTwoThreadsAreLoggedOnceAsJoinedRuns) {
+    constexpr std::uint64_t lines = 1 << 16;  // 4 MiB image: two radix passes (line numbers >= 4096)
+    fixture f({2, 1 << 20, lines * 64});
+    f.cp.join(0);
+    f.cp.join(1);
+    std::uint64_t state = 7;
+    const auto next = [&state] {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return state >> 33;
+    };
+    for (int round = 0; round < 3; ++round) {
+        std::vector<bool> marked(lines);
+        for (int i = 0; i < 3000; ++i) {
+            const std::uint64_t first = next() % (lines - 8), n = 1 + next() % 200, at = first * 64 + next() % 64;
+            const unsigned t = round == 0 ? 0 : static_cast<unsigned>(next() % 2);  // round 0: one thread
+            f.cp.mark(t, f.image.p + at, n);
+            std::memset(f.image.p + at, (round * 31 + i) & 0xff, n);
+            for (std::uint64_t l = first; l <= (at + n - 1) / 64; ++l) marked[l] = true;
+        }
+        std::uint64_t runs = 0;
+        for (std::uint64_t l = 0; l < lines; ++l) runs += marked[l] && (l == 0 || !marked[l - 1]);
+        const auto before = f.cp.stats();
+        std::thread other([&] { EXPECT_TRUE(f.cp.checkpoint(1)); });
+        EXPECT_TRUE(f.cp.checkpoint(0));
+        other.join();
+        EXPECT_TRUE(f.images_equal()) << "round " << round;
+        const auto s = f.cp.stats();
+        std::uint64_t marked_lines = 0;
+        for (std::uint64_t l = 0; l < lines; ++l) marked_lines += marked[l];
+        EXPECT_EQ(s.bytes - before.bytes, marked_lines * 64) << "every marked line logged once, by one thread";
+        if (round == 0) {
+            EXPECT_EQ(s.records - before.records, runs) << "one thread: one record per maximal run";
+        }
+        EXPECT_GE(s.records - before.records, runs);
+    }
+}
+
+// Resident pages of this process (the second field of /proc/self/statm).
+std::uint64_t resident_pages() {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident;
+}
+
+// A checkpointer writes nothing per line of its image when made (its bitmap is the kernel's
+// zero pages until a mark), so opening a large image does not take longer than a small one
+// for it. 64 MiB of image: a zeroed bitmap was 128 KiB.
+TEST(Checkpointer, MakingOneTakesNoMemoryPerLine) {
+    const log_geometry g{1, 4096, std::uint64_t{64} << 20};
+    aligned_bytes region(region_bytes(g));
+    auto log = epoch_log::create(region.p, region.bytes, g);
+    aligned_bytes image(g.image_bytes);
+    const auto before = resident_pages();
+    checkpointer cp(log, image.p, {0ms, {}});
+    const auto grew = (resident_pages() - before) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    EXPECT_LT(grew, std::uint64_t{64} << 10);
+    cp.join(0);
+    cp.mark(0, image.p + g.image_bytes - 64, 64);  // the bitmap's last word works
+    std::memset(image.p + g.image_bytes - 64, 9, 64);
+    EXPECT_TRUE(cp.checkpoint(0));
+    EXPECT_EQ(std::memcmp(log.image() + g.image_bytes - 64, image.p + g.image_bytes - 64, 64), 0);
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ TEST(EpochLog, ACommittedEpochReachesTheImageAtReplayAndTheLogsEmpty) {
     ASSERT_TRUE(log.append(0, 1, 0, a.data(), 100));
     ASSERT_TRUE(log.append(1, 1, 512, b.data(), 64));
     EXPECT_EQ(log.log_used(0), epoch_log::record_bytes(100) - 8);
-    epoch_log::seal();
+    log.seal(0);
+    log.seal(1);
     log.commit(1);
     EXPECT_EQ(log.image()[0], std::byte{0}) << "the image changes at replay, not at commit";
     const auto s = log.replay();
@@ -88,7 +89,7 @@ TEST(EpochLog, RecoveryReplaysTheCommittedEpochAndDropsTheUncommittedOne) {
         auto log = epoch_log::create(r.p, r.bytes, small);
         const auto a = pattern(64, 3), b = pattern(64, 4);
         ASSERT_TRUE(log.append(0, 1, 64, a.data(), 64));
-        epoch_log::seal();
+        log.seal(0);
         log.commit(1);  // committed, not replayed: the crash comes here
         ASSERT_TRUE(log.append(1, 2, 128, b.data(), 64));  // epoch 2 never commits
     }
@@ -105,11 +106,11 @@ TEST(EpochLog, AReusedLogEndsAtTheNewestRecordsEndMarker) {
     auto log = epoch_log::create(r.p, r.bytes, small);
     const auto big = pattern(256, 5), small_rec = pattern(8, 6);
     ASSERT_TRUE(log.append(0, 1, 0, big.data(), 256));
-    epoch_log::seal();
+    log.seal(0);
     log.commit(1);
     log.replay();
     ASSERT_TRUE(log.append(0, 2, 640, small_rec.data(), 8));  // shorter: epoch 1's tail stays behind it
-    epoch_log::seal();
+    log.seal(0);
     log.commit(2);
     auto reopened = epoch_log::open(r.p, r.bytes);
     const auto s = reopened.recover();
@@ -139,7 +140,7 @@ void expect_refused(Damage&& damage, const char* what) {
         auto log = epoch_log::create(r.p, r.bytes, small);
         const auto a = pattern(64, 8);
         ASSERT_TRUE(log.append(0, 1, 64, a.data(), 64));
-        epoch_log::seal();
+        log.seal(0);
         log.commit(1);
     }
     damage(r.p);
@@ -163,7 +164,7 @@ TEST(EpochLog, DamagedRegionsAreRefusedWritingNothing) {
         auto log = epoch_log::create(r2.p, r2.bytes, small);
         const auto a = pattern(64, 10);
         ASSERT_TRUE(log.append(0, 1, 0, a.data(), 64));
-        epoch_log::seal();
+        log.seal(0);
         log.commit(1);
     }
     std::uint64_t far = std::uint64_t{1} << 60;
@@ -192,7 +193,8 @@ TEST(EpochLog, RandomlyDamagedRegionsAreRefusedUnchangedOrRecovered) {
             const auto a = pattern(72, round);
             ASSERT_TRUE(log.append(0, 1, 64, a.data(), 72));
             ASSERT_TRUE(log.append(1, 1, 256, a.data(), 40));
-            epoch_log::seal();
+            log.seal(0);
+            log.seal(1);
             log.commit(1);
         }
         const auto at = next() % (3 * 64 + 2 * 512);  // the header lines and the logs
@@ -213,23 +215,63 @@ TEST(EpochLog, RandomlyDamagedRegionsAreRefusedUnchangedOrRecovered) {
 TEST(EpochLog, PersistenceCostsOfEachStep) {
     region r(region_bytes(small));
     auto log = epoch_log::create(r.p, r.bytes, small);
-    const auto a = pattern(128, 9);
+    const auto a = pattern(128, 9), b = pattern(8, 11);
     auto before = pmem::thread_counters();
     ASSERT_TRUE(log.append(0, 1, 0, a.data(), 128));  // 24 + 128 + 8 bytes at log offset 0: 3 lines
+    ASSERT_TRUE(log.append(0, 1, 256, b.data(), 8));   // from byte 152: 24 + 8 + 8, still line 2
     auto d = pmem::thread_counters() - before;
-    EXPECT_EQ(d.pwb_lines, 3u);
+    EXPECT_EQ(d.pwb_lines, 0u) << "append only stores; seal writes back";
     EXPECT_EQ(d.pfences, 0u);
     before = pmem::thread_counters();
-    epoch_log::seal();
+    log.seal(0);
+    d = pmem::thread_counters() - before;
+    EXPECT_EQ(d.pwb_lines, 3u) << "the lines both records and the end marker touch, each once";
+    EXPECT_EQ(d.pfences, 1u);
+    before = pmem::thread_counters();
+    log.seal(0);
+    d = pmem::thread_counters() - before;
+    EXPECT_EQ(d.pwb_lines, 0u) << "nothing written since the last seal";
+    before = pmem::thread_counters();
     log.commit(1);
     d = pmem::thread_counters() - before;
     EXPECT_EQ(d.pwb_lines, 1u);
-    EXPECT_EQ(d.pfences, 2u) << "seal and commit";
+    EXPECT_EQ(d.pfences, 1u);
     before = pmem::thread_counters();
     log.replay();
     d = pmem::thread_counters() - before;
-    EXPECT_EQ(d.pwb_lines, 2u + 1u) << "two image lines and the applied epoch";
+    EXPECT_EQ(d.pwb_lines, 2u + 1u + 1u) << "three image lines and the applied epoch";
     EXPECT_EQ(d.pfences, 2u);
+}
+
+// The checkpointer's replay: apply() of the committed epoch's bytes from its own copy, then
+// finish_replay(), leaves the same image and state as replay() from the logs.
+TEST(EpochLog, ApplyingTheEpochsBytesDirectlyEqualsReplayingTheLogs) {
+    region r1(region_bytes(small)), r2(region_bytes(small));
+    auto log1 = epoch_log::create(r1.p, r1.bytes, small);
+    auto log2 = epoch_log::create(r2.p, r2.bytes, small);
+    const auto a = pattern(192, 12), b = pattern(64, 13);
+    for (auto* log : {&log1, &log2}) {
+        ASSERT_TRUE(log->append(0, 1, 64, a.data(), 192));
+        ASSERT_TRUE(log->append(1, 1, 512, b.data(), 64));
+        log->seal(0);
+        log->seal(1);
+        log->commit(1);
+    }
+    log1.replay();
+    log2.apply(512, b.data(), 64);  // any order
+    log2.apply(64, a.data(), 192);
+    EXPECT_EQ(log2.applied_epoch(), 0u) << "applied only at finish_replay";
+    log2.finish_replay();
+    EXPECT_EQ(log2.applied_epoch(), 1u);
+    EXPECT_EQ(log2.log_used(0), 0u);
+    EXPECT_EQ(std::memcmp(log1.image(), log2.image(), small.image_bytes), 0);
+    // The logs are reused from their start, as after replay().
+    ASSERT_TRUE(log2.append(0, 2, 0, b.data(), 64));
+    log2.seal(0);
+    log2.commit(2);
+    auto reopened = epoch_log::open(r2.p, r2.bytes);
+    EXPECT_EQ(reopened.recover().records, 1u);
+    EXPECT_EQ(std::memcmp(reopened.image(), b.data(), 64), 0);
 }
 
 }  // namespace

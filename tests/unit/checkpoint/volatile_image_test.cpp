@@ -197,6 +197,63 @@ TEST(VolatileImage, LazyReadsReturnTheSourceAndLoadOnlyTheTouchedPages) {
     EXPECT_EQ(image.pages_loaded(), touched.size()) << "a loaded page does not fault again";
 }
 
+// Resident pages of this process (the second field of /proc/self/statm).
+std::uint64_t resident_pages() {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident;
+}
+
+// Arming writes nothing per page of the image: the page states are the kernel's zero pages
+// until a page loads (a zeroed array was 1 MiB here, and a lazy open's time grew with the
+// image). A 4 GiB image over a 4 GiB source, neither of which is ever touched but for the
+// one page read.
+TEST(VolatileImage, ArmingAHugeImageTakesNoMemoryPerPage) {
+    const std::uint64_t bytes = std::uint64_t{4} << 30;
+    void* src = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ASSERT_NE(src, MAP_FAILED);
+    {
+        auto image = volatile_image::map(0, bytes);
+        const auto before = resident_pages();
+        image.arm_lazy(static_cast<const std::byte*>(src));
+        EXPECT_LT((resident_pages() - before) * page_bytes(), std::uint64_t{128} << 10)
+            << "arming a " << bytes << "-byte image made memory resident";
+        std::uint64_t word = 1;
+        std::memcpy(&word, image.data() + bytes / 2, 8);
+        EXPECT_EQ(word, 0u);
+        EXPECT_EQ(image.pages_loaded(), 1u);
+    }
+    ::munmap(src, bytes);
+}
+
+// Pages of [p, p + bytes) that are resident (mincore): counts the image's own pages only, so
+// allocations of a sanitizer's runtime or of the loader's threads do not count.
+std::uint64_t resident_in(const std::byte* p, std::uint64_t bytes) {
+    std::vector<unsigned char> in_core(bytes / page_bytes());
+    if (::mincore(const_cast<std::byte*>(p), bytes, in_core.data()) != 0) return ~std::uint64_t{0};
+    std::uint64_t n = 0;
+    for (const unsigned char c : in_core) n += c & 1u;
+    return n;
+}
+
+// An eager load writes only the source's pages that hold data: the fresh image is zero
+// elsewhere already (an image is mostly zero beyond what its program allocated), so those
+// pages are neither faulted in nor made resident. The image still equals the source.
+TEST(VolatileImage, AnEagerLoadWritesOnlyThePagesThatHoldData) {
+    const std::uint64_t p = page_bytes(), pages = 16384;  // 64 MiB with 4 KiB pages
+    std::vector<std::byte> source(pages * p);
+    const std::uint64_t with_data[] = {0, 5, 6, 7, 1000, 8191, 8192, pages - 1};
+    for (const std::uint64_t page : with_data)
+        for (std::uint64_t i = 0; i < p; i += 512) source[page * p + i] = static_cast<std::byte>(1 + page % 200);
+    source[3 * p + p - 1] = std::byte{7};  // a page whose only data is its last byte
+    auto image = volatile_image::map(0, source.size());
+    image.load_eager(source.data(), 2);
+    EXPECT_LE(resident_in(image.data(), source.size()), 9u)
+        << "9 pages hold data; the other " << pages - 9 << " must not become resident";
+    EXPECT_EQ(std::memcmp(image.data(), source.data(), source.size()), 0);
+}
+
 TEST(VolatileImage, WritesToALazilyLoadedImageStick) {
     const std::uint64_t p = page_bytes();
     const auto source = source_bytes(64 * p, 3);

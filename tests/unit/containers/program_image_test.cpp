@@ -138,6 +138,10 @@ TEST_F(ProgramImageTest, TheAllocatorReusesFreedBlocksAndRefusesWhatDoesNotFit) 
     void* d = img->allocate(536);
     EXPECT_EQ(static_cast<std::byte*>(d) - static_cast<std::byte*>(c), 576);
     EXPECT_THROW(img->allocate(2 << 20), ferrite::out_of_memory);
+    EXPECT_EQ(img->try_allocate(2 << 20), nullptr) << "try_allocate answers instead of throwing";
+    EXPECT_EQ(program_image::block_bytes(536), 576u);
+    EXPECT_EQ(program_image::block_bytes(4097), 8192u) << "above 4 KiB the classes are powers of two";
+    EXPECT_EQ(program_image::block_bytes(0), 64u);
     EXPECT_THROW(img->set_root("x", &me), ferrite::usage_error) << "a root must point into the image";
     EXPECT_THROW(img->root(std::string(60, 'r')), ferrite::usage_error);
     img->set_root("b", b);

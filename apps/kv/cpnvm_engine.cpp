@@ -1,0 +1,565 @@
+#include "cpnvm_engine.hpp"
+
+#include "counter.hpp"
+#include "cpnvm_table.hpp"
+#include "key_hash.hpp"
+#include "store_rules.hpp"
+
+#include "ferrite/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <random>
+#include <shared_mutex>
+
+namespace ferrite::kv {
+
+namespace {
+
+constexpr std::string_view layout_name = "ferrite-kv-cpnvm-1";
+constexpr std::string_view image_name = "kv";
+constexpr std::string_view root_name = "ferrite-kv";
+constexpr std::uint64_t cas_gap_at_open = std::uint64_t{1} << 32;
+
+[[noreturn]] void damaged(const std::string& what) {
+  throw_damaged(pool_errc::damaged_object, "kv table", std::string(image_name),
+                what + "; nothing was changed: restore the pool from a copy");
+}
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// This thread's part in an engine: a thread may work for a few engines at once (a test, or
+// the thread that opens a second engine).
+struct worker_state {
+  const void* engine = nullptr;
+  std::optional<program_image::thread_scope> registered;
+  std::optional<program_image::quiescent_scope> quiet;
+  std::uint64_t marked = 0;  // bytes marked since this thread last took part in a checkpoint
+  bool wrote = false;        // since the last batch_end
+};
+thread_local std::array<worker_state, 4> worker_states;
+
+worker_state* state_for(const void* engine) {
+  for (auto& s : worker_states)
+    if (s.engine == engine) return &s;
+  return nullptr;
+}
+
+worker_state& me(const void* engine) {
+  if (worker_state* s = state_for(engine)) return *s;
+  throw usage_error("cpnvm engine: called from a thread that is not one of its workers (worker_started)");
+}
+
+}  // namespace
+
+struct cpnvm_engine::stripe {
+  sync::rw_spin_lock lock;
+};
+
+cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
+    : options_(options), stripes_(std::make_unique<stripe[]>(stripe_count)) {
+  const auto began = std::chrono::steady_clock::now();
+  if (options.log_bytes < (8u << 20)) throw usage_error("cpnvm engine: the thread logs need at least 8 MiB each");
+  const unsigned image_threads = options.worker_threads + 1;  // and the thread that opens it
+  const std::uint64_t image_part = std::bit_ceil(options.memory_bytes + image_threads * options.log_bytes + (1u << 20));
+  store_options layout;
+  layout.size = options.size != 0 ? options.size : 2 * image_part + (16u << 20);
+  store_.emplace(ferrite::store::open_or_create(options.pool, layout_name, layout));
+  report_.created = store_->created();
+  report_.crashed = store_->recovered_from_crash();
+  report_.pool_milliseconds = since(began);
+  image_options io;
+  io.image_bytes = options.memory_bytes;
+  io.max_threads = image_threads;
+  io.log_bytes = options.log_bytes;
+  io.interval = options.interval;
+  try {
+    image_ = store_->names().open<program_image>(image_name, io);
+  } catch (const ferrite::out_of_memory&) {
+    throw usage_error("cpnvm engine: the pool " + options.pool.string() + " cannot hold an image of " +
+                      std::to_string(options.memory_bytes >> 20) + " MiB and " + std::to_string(image_threads) +
+                      " thread logs of " + std::to_string(options.log_bytes >> 20) + " MiB: remove it and give --size " +
+                      std::to_string((2 * image_part) >> 20) + "m or more (or leave --size out)");
+  }
+  report_.index_milliseconds = since(began) - report_.pool_milliseconds;
+  start();
+  report_.milliseconds = since(began);
+}
+
+cpnvm_engine::cpnvm_engine(std::shared_ptr<program_image> image, const cpnvm_engine_options& options)
+    : options_(options), image_(std::move(image)), stripes_(std::make_unique<stripe[]>(stripe_count)) {
+  const auto began = std::chrono::steady_clock::now();
+  start();
+  report_.milliseconds = since(began);
+}
+
+void cpnvm_engine::start() {
+  const std::span<const std::byte> whole = image_->whole_image();
+  base_ = const_cast<std::byte*>(whole.data());
+  image_bytes_ = whole.size();
+  first_offset_ = offset_of(image_->data());
+  referenced_ = std::make_unique<std::atomic<std::uint8_t>[]>(image_bytes_ / 64);
+  {
+    // The opening thread writes the table too; it stops being a worker however this ends
+    // (before image_ goes, should the open fail).
+    worker_started();
+    const struct opening_worker {
+      cpnvm_engine* engine;
+      ~opening_worker() { engine->worker_stopping(); }
+    } opening{this};
+    table_ = static_cast<cp_table*>(image_->root(root_name));
+    if (table_ == nullptr) {
+      create_table();
+    } else {
+      open_table();
+    }
+    mark_budget_ = table_->log_bytes / 4;
+    image_->sync();
+  }
+}
+
+cpnvm_engine::~cpnvm_engine() {
+  worker_stopping();  // the destroying thread, if it was a worker still
+  image_.reset();
+  if (store_) store_->close();
+}
+
+// ---- open and create ------------------------------------------------------------------
+
+void cpnvm_engine::create_table() {
+  // Everything below commits in one epoch with the root: a crash before it leaves an image
+  // with no root, and the next open creates the table again.
+  std::random_device entropy;
+  const std::uint64_t want = std::max<std::uint64_t>(stripe_count, std::bit_floor(image_bytes_ / 256));
+  auto* table = static_cast<cp_table*>(image_->allocate(sizeof(cp_table)));
+  // In a new image the bucket array comes from fresh memory, zero in the volatile and the
+  // persistent image alike: it is not marked (a large one would not fit a thread's log).
+  // Only if it came back non-zero (the image had freed blocks) is it cleared and marked.
+  const std::size_t array_bytes = want * sizeof(std::uint64_t);
+  auto* buckets = static_cast<std::uint64_t*>(image_->allocate(array_bytes, false));
+  if (std::any_of(buckets, buckets + want, [](std::uint64_t w) { return w != 0; })) {
+    write(buckets, array_bytes);
+    std::memset(buckets, 0, array_bytes);
+  }
+  std::memset(static_cast<void*>(table), 0, sizeof(cp_table));
+  table->magic = cp_table::magic_value;
+  table->version = 1;
+  table->bucket_count = want;
+  table->buckets = offset_of(buckets);
+  table->seed = (std::uint64_t{entropy()} << 32) | entropy();
+  table->worker_threads = options_.worker_threads;
+  table->log_bytes = options_.log_bytes;
+  table->identity_check = table->identity();
+  image_->set_root(root_name, table);
+  table_ = table;
+  buckets_ = buckets;
+  bucket_mask_ = want - 1;
+  seed_ = table->seed;
+}
+
+void cpnvm_engine::open_table() {
+  const std::uint64_t table_offset = offset_of(table_);
+  if (table_offset % 64 != 0 || table_offset < first_offset_ || image_bytes_ - table_offset < sizeof(cp_table))
+    damaged("the table root names offset " + std::to_string(table_offset));
+  const cp_table& t = *table_;
+  if (t.magic != cp_table::magic_value) damaged("the table has no valid magic");
+  if (t.identity_check != t.identity()) damaged("the table's identity check does not match");
+  if (t.version != 1) damaged("the table has version " + std::to_string(t.version) + ", this build reads 1");
+  if (t.bucket_count < stripe_count || !std::has_single_bit(t.bucket_count) || t.bucket_count > image_bytes_ / 8)
+    damaged("the table has " + std::to_string(t.bucket_count) + " buckets");
+  if (t.buckets % 8 != 0 || t.buckets < first_offset_ || t.buckets > image_bytes_ ||
+      image_bytes_ - t.buckets < t.bucket_count * 8)
+    damaged("the bucket array at offset " + std::to_string(t.buckets) + " is not inside the image");
+  if (t.log_bytes < 4096 || t.log_bytes > (std::uint64_t{1} << 40))
+    damaged("the table records thread logs of " + std::to_string(t.log_bytes) + " bytes");
+  if (t.worker_threads < options_.worker_threads)
+    throw usage_error("cpnvm engine: the pool " + options_.pool.string() + " was created for " +
+                      std::to_string(t.worker_threads) + " worker threads; run with -t " +
+                      std::to_string(t.worker_threads) + " or fewer");
+  buckets_ = reinterpret_cast<std::uint64_t*>(base_ + t.buckets);
+  bucket_mask_ = t.bucket_count - 1;
+  seed_ = t.seed;
+  const chain_totals totals = walk_chains(nullptr);
+  counters_.items.store(totals.items, std::memory_order_relaxed);
+  counters_.bytes.store(totals.bytes, std::memory_order_relaxed);
+  report_.items = totals.items;
+  // Ids of a lost epoch may have reached clients: continue well above them.
+  write(&table_->last_cas, sizeof table_->last_cas);
+  table_->last_cas += cas_gap_at_open;
+  if (t.flush_cas_limit != 0) flushes_.flush_now(t.flush_cas_limit);
+  if (t.flush_at != 0) flushes_.flush_at(t.flush_at);
+}
+
+cpnvm_engine::chain_totals cpnvm_engine::walk_chains(std::vector<std::string>* problems) const {
+  // Every hop is checked before it is followed; one bit per 64-byte granule of the image marks
+  // the items seen, so that a cycle or an item in two chains is found.
+  chain_totals totals;
+  const auto report = [&](const std::string& what) {
+    if (problems == nullptr) damaged(what);
+    problems->push_back(what);
+  };
+  std::vector<bool> seen(image_bytes_ / 64);
+  for (std::uint64_t b = 0; b <= bucket_mask_; ++b) {
+    for (std::uint64_t at = buckets_[b]; at != 0;) {
+      const std::string where = "bucket " + std::to_string(b) + ": the item at offset " + std::to_string(at);
+      if (at % 64 != 0 || at < first_offset_ || at > image_bytes_ || image_bytes_ - at < sizeof(cp_item)) {
+        report(where + " is not an item's place in the image");
+        break;
+      }
+      const cp_item& item = *item_at(at);
+      if (item.key_length == 0 || item.key_length > max_key_length || item.value_length > options_.max_item_bytes ||
+          image_bytes_ - at < cp_item::bytes_for(item.key_length, item.value_length)) {
+        report(where + " has lengths that do not fit (key " + std::to_string(item.key_length) + ", value " +
+               std::to_string(item.value_length) + ")");
+        break;
+      }
+      if (item.hash != hash_of(item.key()) || (item.hash & bucket_mask_) != b) {
+        report(where + " is in the wrong bucket or its key does not hash to its hash");
+        break;
+      }
+      if (seen[at / 64]) {
+        report(where + " is reached twice (a cycle, or two chains share it)");
+        break;
+      }
+      seen[at / 64] = true;
+      ++totals.items;
+      totals.bytes += item.key_length + item.value_length;
+      at = item.next;
+    }
+  }
+  return totals;
+}
+
+std::vector<std::string> cpnvm_engine::check_items() const {
+  std::vector<std::string> problems;
+  const std::uint64_t items = walk_chains(&problems).items;
+  if (problems.empty() && items != counters_.items.load(std::memory_order_relaxed))
+    problems.push_back("the chains hold " + std::to_string(items) + " items, the count says " +
+                       std::to_string(counters_.items.load(std::memory_order_relaxed)));
+  return problems;
+}
+
+// ---- worker threads ---------------------------------------------------------------------
+
+void cpnvm_engine::worker_started() {
+  if (state_for(this) != nullptr) throw usage_error("cpnvm engine: this thread is a worker already");
+  worker_state* slot = state_for(nullptr);
+  if (slot == nullptr) throw usage_error("cpnvm engine: a thread can work for at most 4 engines at once");
+  slot->registered.emplace(image_->register_thread());
+  slot->engine = this;
+  slot->marked = 0;
+  slot->wrote = false;
+}
+
+void cpnvm_engine::worker_stopping() {
+  worker_state* slot = state_for(this);
+  if (slot == nullptr) return;
+  slot->quiet.reset();
+  slot->registered.reset();  // takes part in a checkpoint first if it marked anything
+  slot->engine = nullptr;
+}
+
+void cpnvm_engine::batch_begin() {
+  me(this).quiet.reset();  // counted in checkpoints again (waits while one is under way)
+}
+
+void cpnvm_engine::batch_end() {
+  worker_state& w = me(this);
+  if (options_.mode == durability::sync && w.wrote) {
+    image_->sync();
+    w.marked = 0;
+  } else if (image_->checkpoint()) {
+    w.marked = 0;
+  }
+  w.wrote = false;
+}
+
+void cpnvm_engine::worker_idle() {
+  // Quiescing takes part in a checkpoint that is due, and makes one due when this thread has
+  // marked lines: what it wrote is durable before it waits.
+  worker_state& w = me(this);
+  if (!w.quiet) w.quiet.emplace(image_->quiesce());
+  w.marked = 0;
+}
+
+void cpnvm_engine::before_operation() {
+  worker_state& w = me(this);
+  if (w.marked > mark_budget_) {  // no lock is held here: a checkpoint may run
+    image_->sync();
+    w.marked = 0;
+  }
+}
+
+void cpnvm_engine::write(void* p, std::size_t n) {
+  image_->mark(p, n);
+  worker_state& w = me(this);
+  w.marked += n + 64;
+  w.wrote = true;
+}
+
+// ---- the table ----------------------------------------------------------------------------
+
+std::uint64_t cpnvm_engine::hash_of(std::string_view key) const { return seeded_key_hash(key, seed_); }
+cpnvm_engine::stripe& cpnvm_engine::stripe_of(std::uint64_t hash) const { return stripes_[hash & (stripe_count - 1)]; }
+std::uint64_t& cpnvm_engine::bucket_of(std::uint64_t hash) const { return buckets_[hash & bucket_mask_]; }
+cp_item* cpnvm_engine::item_at(std::uint64_t offset) const { return reinterpret_cast<cp_item*>(base_ + offset); }
+std::uint64_t cpnvm_engine::offset_of(const void* p) const {
+  return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - base_);
+}
+
+void cpnvm_engine::set_referenced(const cp_item* item, bool on) const {
+  referenced_[offset_of(item) / 64].store(on ? 1 : 0, std::memory_order_relaxed);
+}
+bool cpnvm_engine::referenced(const cp_item* item) const {
+  return referenced_[offset_of(item) / 64].load(std::memory_order_relaxed) != 0;
+}
+
+bool cpnvm_engine::live(const cp_item& item, std::int64_t now) const {
+  return !is_expired(item.expires_at, now) && !flushes_.flushed(item.cas, item.stored_at, now);
+}
+
+cpnvm_engine::found cpnvm_engine::find(std::uint64_t hash, std::string_view key) const {
+  for (std::uint64_t* link = &bucket_of(hash); *link != 0;) {
+    cp_item* item = item_at(*link);
+    if (item->hash == hash && item->key() == key) return {link, item};
+    link = &item->next;
+  }
+  return {};
+}
+
+cpnvm_engine::found cpnvm_engine::find_live(std::uint64_t hash, std::string_view key, std::int64_t now) {
+  const found f = find(hash, key);
+  if (f.item == nullptr || live(*f.item, now)) return f;
+  if (!referenced(f.item)) counters_.expired_unfetched.fetch_add(1, std::memory_order_relaxed);
+  counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
+  unlink(f);
+  return {};
+}
+
+void cpnvm_engine::unlink(const found& f) {
+  write(f.link, sizeof *f.link);
+  *f.link = f.item->next;
+  counters_.items.fetch_sub(1, std::memory_order_relaxed);
+  counters_.bytes.fetch_sub(f.item->key_length + f.item->value_length, std::memory_order_relaxed);
+  set_referenced(f.item, false);
+  const std::size_t block = cp_item::bytes_for(f.item->key_length, f.item->value_length);
+  me(this).marked += 64;
+  image_->deallocate(f.item, block);  // marks the block's first word and the free list head
+}
+
+std::size_t cpnvm_engine::max_block_bytes() const {
+  // A block the allocator reuses, and one that a thread's log holds with room to spare.
+  return std::min<std::size_t>(program_image::max_reused_block, mark_budget_);
+}
+
+std::uint64_t cpnvm_engine::next_cas() {
+  write(&table_->last_cas, sizeof table_->last_cas);
+  return std::atomic_ref<std::uint64_t>(table_->last_cas).fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+bool cpnvm_engine::evict_one(stripe& held, const cp_item* keep, std::size_t block_bytes) {
+  // CLOCK over the buckets: a referenced item gets its bit cleared and a second chance; the
+  // first unreferenced item whose block is of the wanted size class goes (a block of another
+  // class would not make room). Dead items of any size go as they are passed. Other stripes
+  // are tried without waiting for their locks; `keep` (the item a store replaces, whose
+  // bytes it may still copy) never goes.
+  const std::uint64_t limit = std::min<std::uint64_t>(2 * (bucket_mask_ + 1), std::uint64_t{1} << 20);
+  const std::int64_t now = unix_now();
+  for (std::uint64_t step = 0; step < limit; ++step) {
+    const std::uint64_t b = hand_.fetch_add(1, std::memory_order_relaxed) & bucket_mask_;
+    stripe& s = stripes_[b & (stripe_count - 1)];
+    const bool mine = &s == &held;
+    if (!mine && !s.lock.try_lock()) continue;
+    bool freed = false;
+    for (std::uint64_t* link = &buckets_[b]; *link != 0 && !freed;) {
+      cp_item* item = item_at(*link);
+      const bool fits = program_image::block_bytes(cp_item::bytes_for(item->key_length, item->value_length)) == block_bytes;
+      if (item == keep) {
+        link = &item->next;
+      } else if (!live(*item, now)) {
+        counters_.reclaimed.fetch_add(1, std::memory_order_relaxed);
+        freed = fits;
+        unlink({link, item});  // *link is the next item now
+      } else if (referenced(item)) {
+        set_referenced(item, false);
+        link = &item->next;
+      } else if (fits) {
+        counters_.evictions.fetch_add(1, std::memory_order_relaxed);
+        freed = true;
+        unlink({link, item});
+      } else {
+        link = &item->next;
+      }
+    }
+    if (!mine) s.lock.unlock();
+    if (freed) return true;
+  }
+  return false;
+}
+
+void* cpnvm_engine::allocate_with_eviction(stripe& held, const cp_item* keep, std::size_t bytes) {
+  const std::size_t block = program_image::block_bytes(bytes);
+  for (;;) {
+    if (void* p = image_->try_allocate(bytes)) {
+      worker_state& w = me(this);
+      w.marked += block;
+      w.wrote = true;
+      return p;
+    }
+    if (!options_.evict || !evict_one(held, keep, block)) return nullptr;
+  }
+}
+
+store_outcome cpnvm_engine::put(stripe& s, std::uint64_t hash, const found& old, std::string_view key,
+                                std::string_view head, std::string_view tail, std::uint32_t flags,
+                                std::int64_t expires_at, std::int64_t now) {
+  const std::size_t value_length = head.size() + tail.size();
+  const std::size_t bytes = cp_item::bytes_for(key.size(), value_length);
+  if (key.size() + value_length > options_.max_item_bytes || bytes > max_block_bytes())
+    return {store_result::too_large, 0};
+  auto* item = static_cast<cp_item*>(allocate_with_eviction(s, old.item, bytes));
+  if (item == nullptr) return {store_result::out_of_memory, 0};
+  // Eviction may have unlinked the item before the old one in its chain: find its link again.
+  const found current = old.item != nullptr ? find(hash, key) : found{};
+  item->hash = hash;
+  item->cas = next_cas();
+  item->stored_at = now;
+  item->expires_at = expires_at;
+  item->flags = flags;
+  item->key_length = static_cast<std::uint32_t>(key.size());
+  item->value_length = static_cast<std::uint32_t>(value_length);
+  item->reserved = 0;
+  std::memcpy(item->payload(), key.data(), key.size());
+  if (!head.empty()) std::memcpy(item->payload() + key.size(), head.data(), head.size());
+  if (!tail.empty()) std::memcpy(item->payload() + key.size() + head.size(), tail.data(), tail.size());
+  std::uint64_t* link = current.item != nullptr ? current.link : &bucket_of(hash);
+  item->next = current.item != nullptr ? current.item->next : *link;
+  write(link, sizeof *link);
+  *link = offset_of(item);
+  if (current.item != nullptr) {
+    counters_.items.fetch_sub(1, std::memory_order_relaxed);
+    counters_.bytes.fetch_sub(current.item->key_length + current.item->value_length, std::memory_order_relaxed);
+    set_referenced(current.item, false);
+    image_->deallocate(current.item, cp_item::bytes_for(current.item->key_length, current.item->value_length));
+    me(this).marked += 64;
+  }
+  counters_.items.fetch_add(1, std::memory_order_relaxed);
+  counters_.bytes.fetch_add(key.size() + value_length, std::memory_order_relaxed);
+  counters_.total_items.fetch_add(1, std::memory_order_relaxed);
+  return {store_result::stored, item->cas, current.item != nullptr};
+}
+
+// ---- the engine interface ---------------------------------------------------------------
+
+cpnvm_engine::writer cpnvm_engine::begin_write(std::string_view key, std::int64_t now) {
+  before_operation();
+  const std::uint64_t hash = hash_of(key);
+  stripe& s = stripe_of(hash);
+  std::unique_lock held(s.lock);
+  const found item = find_live(hash, key, now);
+  return {hash, &s, std::move(held), item};
+}
+
+bool cpnvm_engine::get(std::string_view key, std::int64_t now, std::optional<std::int64_t> new_expires,
+                       const item_reader& read) {
+  if (new_expires) {
+    const writer w = begin_write(key, now);
+    const found& f = w.item;
+    if (f.item == nullptr) return false;
+    write(&f.item->expires_at, sizeof f.item->expires_at);
+    f.item->expires_at = *new_expires;
+    set_referenced(f.item, true);
+    const cp_item& item = *f.item;
+    read(item_view{item.key(), item.value(), item.flags, item.expires_at, item.cas});
+    return true;
+  }
+  const std::uint64_t hash = hash_of(key);
+  std::shared_lock held(stripe_of(hash).lock);
+  const found f = find(hash, key);
+  if (f.item == nullptr || !live(*f.item, now)) return false;  // a dead one is reclaimed by the next write
+  set_referenced(f.item, true);
+  const cp_item& item = *f.item;
+  read(item_view{item.key(), item.value(), item.flags, item.expires_at, item.cas});
+  return true;
+}
+
+store_outcome cpnvm_engine::store(const store_request& request, std::int64_t now) {
+  const writer w = begin_write(request.key, now);
+  const found& old = w.item;
+  stripe& s = *w.s;
+  const std::uint64_t hash = w.hash;
+  if (const auto refused = store_refusal(request, old.item != nullptr, old.item != nullptr ? old.item->cas : 0)) {
+    if (*refused == store_result::not_stored && old.item != nullptr) set_referenced(old.item, true);
+    return {*refused, 0};
+  }
+  if (request.mode == store_mode::append) {
+    return put(s, hash, old, request.key, old.item->value(), request.value, old.item->flags, old.item->expires_at, now);
+  }
+  if (request.mode == store_mode::prepend) {
+    return put(s, hash, old, request.key, request.value, old.item->value(), old.item->flags, old.item->expires_at, now);
+  }
+  return put(s, hash, old, request.key, request.value, {}, request.flags, request.expires_at, now);
+}
+
+remove_result cpnvm_engine::remove(std::string_view key, std::uint64_t compare_cas, std::int64_t now) {
+  const writer w = begin_write(key, now);
+  const found& f = w.item;
+  if (f.item == nullptr) return remove_result::not_found;
+  if (compare_cas != 0 && f.item->cas != compare_cas) return remove_result::exists;
+  unlink(f);
+  return remove_result::deleted;
+}
+
+touch_result cpnvm_engine::touch(std::string_view key, std::int64_t expires_at, std::int64_t now) {
+  const writer w = begin_write(key, now);
+  const found& f = w.item;
+  if (f.item == nullptr) return touch_result::not_found;
+  write(&f.item->expires_at, sizeof f.item->expires_at);
+  f.item->expires_at = expires_at;
+  set_referenced(f.item, true);
+  return touch_result::touched;
+}
+
+arith_outcome cpnvm_engine::arith(const arith_request& request, std::int64_t now) {
+  const writer w = begin_write(request.key, now);
+  const found& f = w.item;
+  stripe& s = *w.s;
+  const std::uint64_t hash = w.hash;
+  if (f.item == nullptr) {
+    if (!request.vivify_expires) return {arith_result::not_found};
+    const std::string text = std::to_string(request.initial);
+    const store_outcome made = put(s, hash, {}, request.key, text, {}, 0, *request.vivify_expires, now);
+    if (made.result != store_result::stored) return {arith_result::not_found};
+    return {arith_result::ok, request.initial, made.cas, *request.vivify_expires};
+  }
+  if (request.compare_cas != 0 && f.item->cas != request.compare_cas) return {arith_result::exists};
+  const std::optional<std::uint64_t> value = parse_counter(f.item->value());
+  if (!value) return {arith_result::non_numeric};
+  const std::uint64_t next = apply_delta(*value, request.increment, request.delta);
+  const std::int64_t expires_at = request.new_expires.value_or(f.item->expires_at);
+  const store_outcome made = put(s, hash, f, request.key, std::to_string(next), {}, f.item->flags, expires_at, now);
+  if (made.result != store_result::stored) return {arith_result::not_found};
+  return {arith_result::ok, next, made.cas, expires_at};
+}
+
+void cpnvm_engine::flush(std::int64_t at, std::int64_t now) {
+  before_operation();
+  std::lock_guard held(flush_lock_);
+  write(&table_->flush_cas_limit, 16);
+  if (at <= now) {
+    const std::uint64_t last = std::atomic_ref<std::uint64_t>(table_->last_cas).load(std::memory_order_relaxed);
+    table_->flush_cas_limit = std::max(table_->flush_cas_limit, last);
+    flushes_.flush_now(last);
+  } else {
+    table_->flush_at = at;
+    flushes_.flush_at(at);
+  }
+}
+
+engine_stats cpnvm_engine::stats() const { return counters_.snapshot(image_->size()); }
+
+}  // namespace ferrite::kv

@@ -1,0 +1,224 @@
+// The cpnvm engine (apps/kv/cpnvm_engine.hpp) without a server: what each durability mode
+// keeps when the process dies (a child that _exits without closing), eviction and the memory
+// limit, a reopen with every chain validated, and a damaged pool refused without a write.
+#include "cpnvm_engine.hpp"
+
+#include "ferrite/error.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ferrite::kv;
+using namespace std::chrono_literals;
+
+class CpnvmEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = "/dev/shm/ferrite-kv-cpnvm-test-" + std::to_string(::getpid());
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  cpnvm_engine_options options(durability mode = durability::epoch) const {
+    cpnvm_engine_options o;
+    o.pool = path_;
+    o.memory_bytes = 8u << 20;
+    o.log_bytes = 8u << 20;
+    o.worker_threads = 2;
+    o.mode = mode;
+    o.interval = 60s;  // no epoch commits by the clock during a test
+    return o;
+  }
+  std::vector<char> bytes() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  void overwrite(const std::vector<char>& content) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  }
+
+  std::filesystem::path path_;
+};
+
+// The calling thread as a server worker for the scope: one batch at a time.
+struct worker {
+  explicit worker(cpnvm_engine& e) : engine(e) { engine.worker_started(); }
+  ~worker() { engine.worker_stopping(); }
+  template <class F>
+  void batch(F&& requests) {
+    engine.batch_begin();
+    requests();
+    engine.batch_end();
+  }
+  cpnvm_engine& engine;
+};
+
+// prefix + i (built with append: GCC 12 warns falsely about "literal" + std::string).
+std::string numbered(std::string prefix, int i) {
+  prefix.append(std::to_string(i));
+  return prefix;
+}
+
+store_outcome set(cpnvm_engine& e, std::string_view key, std::string_view value) {
+  store_request r;
+  r.key = key;
+  r.value = value;
+  return e.store(r, unix_now());
+}
+
+std::optional<std::string> get(cpnvm_engine& e, std::string_view key) {
+  std::optional<std::string> out;
+  e.get(key, unix_now(), std::nullopt, [&](const item_view& v) { out = std::string(v.value); });
+  return out;
+}
+
+// In a child: one batch stores "a" and the worker goes idle (durable in both modes), the next
+// batch stores "b" and the child dies without a checkpoint coming due.
+void die_after_two_batches(const cpnvm_engine_options& o) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpnvm_engine e(o);
+    worker w(e);
+    w.batch([&] { set(e, "a", "first"); });
+    e.worker_idle();
+    w.batch([&] { set(e, "b", "second"); });
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST_F(CpnvmEngineTest, EpochModeLosesOnlyTheEpochThatHadNotCommitted) {
+  die_after_two_batches(options(durability::epoch));
+  cpnvm_engine e(options());
+  worker w(e);
+  EXPECT_FALSE(e.recovery().created);
+  EXPECT_EQ(get(e, "a"), "first") << "an idle worker's writes are durable";
+  EXPECT_EQ(get(e, "b"), std::nullopt) << "the last batch's epoch never committed";
+  EXPECT_TRUE(e.check_items().empty());
+}
+
+TEST_F(CpnvmEngineTest, SyncModeKeepsEveryBatchWhoseRepliesWentOut) {
+  die_after_two_batches(options(durability::sync));
+  cpnvm_engine e(options(durability::sync));
+  worker w(e);
+  EXPECT_EQ(get(e, "a"), "first");
+  EXPECT_EQ(get(e, "b"), "second") << "batch_end returned after the epoch holding it was durable";
+  EXPECT_EQ(e.recovery().items, 2u);
+}
+
+TEST_F(CpnvmEngineTest, ACleanReopenKeepsItemsAndNeverRepeatsACasId) {
+  std::uint64_t last_cas = 0;
+  {
+    cpnvm_engine e(options());
+    worker w(e);
+    w.batch([&] {
+      for (int i = 0; i < 2000; ++i) last_cas = set(e, numbered("key", i), std::string(i % 300, 'v')).cas;
+      store_request append{store_mode::append, "key7", "+tail"};
+      EXPECT_EQ(e.store(append, unix_now()).result, store_result::stored);
+      EXPECT_EQ(e.remove("key8", 0, unix_now()), remove_result::deleted);
+    });
+  }
+  cpnvm_engine e(options());
+  worker w(e);
+  EXPECT_EQ(e.recovery().items, 1999u);
+  EXPECT_EQ(get(e, "key7"), std::string(7, 'v') + "+tail");
+  EXPECT_EQ(get(e, "key8"), std::nullopt);
+  EXPECT_EQ(get(e, "key1999"), std::string(1999 % 300, 'v'));
+  EXPECT_GT(set(e, "new", "x").cas, last_cas + (std::uint64_t{1} << 31));
+  EXPECT_TRUE(e.check_items().empty()) << e.check_items().front();
+}
+
+TEST_F(CpnvmEngineTest, AFullImageEvictsOrRefusesWithNoEvict) {
+  cpnvm_engine e(options());
+  worker w(e);
+  const std::string value(1000, 'x');
+  int refused = 0;
+  w.batch([&] {
+    for (int i = 0; i < 20000; ++i) refused += set(e, numbered("k", i), value).result != store_result::stored;
+  });
+  EXPECT_EQ(refused, 0) << "eviction makes room";
+  EXPECT_GT(e.stats().evictions, 0u);
+  EXPECT_EQ(get(e, "k19999"), value) << "the newest item is kept";
+  EXPECT_TRUE(e.check_items().empty());
+
+  auto strict_options = options();
+  strict_options.pool = path_.string() + "-strict";
+  strict_options.evict = false;
+  {
+    cpnvm_engine strict(strict_options);
+    worker ws(strict);
+    store_result last = store_result::stored;
+    ws.batch([&] {
+      for (int i = 0; i < 20000 && last == store_result::stored; ++i)
+        last = set(strict, numbered("k", i), value).result;
+    });
+    EXPECT_EQ(last, store_result::out_of_memory);
+    EXPECT_EQ(strict.stats().evictions, 0u);
+  }
+  std::filesystem::remove(strict_options.pool);
+}
+
+TEST_F(CpnvmEngineTest, ItemsBeyondTheBlockLimitAreTooLarge) {
+  auto o = options();
+  o.max_item_bytes = 64u << 20;
+  cpnvm_engine e(o);
+  worker w(e);
+  const std::string big(3u << 20, 'b');  // more than a quarter of the 8 MiB log
+  EXPECT_EQ(set(e, "big", big).result, store_result::too_large);
+  const std::string fits(1u << 20, 'f');  // memcached's -I 1m: a 2 MiB block
+  EXPECT_EQ(set(e, "fits", fits).result, store_result::stored);
+}
+
+TEST_F(CpnvmEngineTest, MoreWorkersThanThePoolWasMadeForIsRefused) {
+  { cpnvm_engine e(options()); }
+  auto more = options();
+  more.worker_threads = 3;
+  const auto before = bytes();
+  EXPECT_THROW(cpnvm_engine e(more), ferrite::usage_error);
+  EXPECT_EQ(bytes(), before);
+}
+
+TEST_F(CpnvmEngineTest, ADamagedItemIsRefusedAtOpenAndNothingIsWritten) {
+  {
+    cpnvm_engine e(options());
+    worker w(e);
+    w.batch([&] { set(e, "victim-key-0123456789", "value"); });
+  }
+  // Every copy of the key in the file (the persistent image, and the log's records): the
+  // key length just before it becomes an impossible one.
+  auto content = bytes();
+  const std::string key = "victim-key-0123456789";
+  int hits = 0;
+  for (auto at = std::search(content.begin(), content.end(), key.begin(), key.end()); at != content.end();
+       at = std::search(at + 1, content.end(), key.begin(), key.end())) {
+    const std::uint32_t impossible = 4000;
+    std::memcpy(&*(at - 12), &impossible, 4);  // cp_item::key_length, 12 bytes before the key
+    ++hits;
+  }
+  ASSERT_GT(hits, 0);
+  overwrite(content);
+  try {
+    cpnvm_engine e(options());
+    FAIL() << "opened a damaged pool";
+  } catch (const ferrite::damaged_pool& e) {
+    EXPECT_NE(std::string(e.what()).find("restore the pool"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(bytes(), content) << "a failed open writes nothing";
+}
+
+}  // namespace
