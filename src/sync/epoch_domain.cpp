@@ -62,8 +62,7 @@ void heavy_fence() noexcept {
     // kernel's smp_mb on entry and exit), and ThreadSanitizer refuses atomic_thread_fence.
 }
 
-constexpr std::uint64_t idle = 0;  // record_base::announcement's idle value
-constexpr std::uint64_t announced(std::uint64_t epoch) noexcept { return epoch << 1 | 1; }
+// An announcement: (epoch << 1 | 1) while pinned, 0 idle (epoch_domain::announced, unpin).
 constexpr bool is_active(std::uint64_t word) noexcept { return (word & 1) != 0; }
 constexpr std::uint64_t epoch_of(std::uint64_t word) noexcept { return word >> 1; }
 
