@@ -4,9 +4,15 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <new>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ferrite/error.hpp"
 #include "ferrite/sync/thread_id.hpp"
@@ -19,9 +25,44 @@ constexpr unsigned bag_count = 4;        // tags e-3 .. e: indexed by tag mod 4
 constexpr std::uint64_t safe_after = 3;  // a bag tagged t runs once E >= t + 3
 constexpr unsigned collect_every = 64;   // retires (or unpins with work left) per collect
 static_assert((collect_every & (collect_every - 1)) == 0, "collect_every: a power of two");
+// With the asymmetric fence an advance costs a system call that interrupts every running
+// thread of the process (about 8 us on the project's VM), so the collects that unpins start
+// (frequent: every 64 unpins while anything is held) try to advance only every 16th time;
+// the collects that retires start (every 64 retires) always do, which bounds what a thread
+// holds exactly as before.
+constexpr unsigned unpin_advance_every = 16;
 
-constexpr std::uint64_t idle = 0;
-constexpr std::uint64_t announced(std::uint64_t epoch) noexcept { return epoch << 1 | 1; }
+// The asymmetric fence (the scheme of userspace RCU's membarrier flavour): a pin announces
+// with a plain store and no fence; every advance first runs membarrier(PRIVATE_EXPEDITED),
+// which makes each running thread of the process execute a full barrier (a thread that is
+// not running passed one when it was switched out). Decided once per process: the kernel
+// must offer the command and accept the registration; otherwise pins fence themselves.
+bool asymmetric_fence() noexcept {
+    static const bool on = [] {
+        // FERRITE_EPOCH_FENCE=exchange: pins fence themselves (tests run both ways).
+        if (const char* f = std::getenv("FERRITE_EPOCH_FENCE"); f != nullptr && std::string_view(f) == "exchange")
+            return false;
+        const long cmds = ::syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+        if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+        return ::syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    }();
+    return on;
+}
+
+// The heavy side: after it returns, every store another thread made before its implied
+// barrier is visible here, and every load it makes after that barrier sees what this thread
+// did before the call. A forked child may have lost the registration: it registers again.
+// No fallback exists once pins are light, so a failure that persists aborts.
+void heavy_fence() noexcept {
+    if (::syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
+        (::syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0 ||
+         ::syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0))
+        std::abort();
+    // No fence of our own: the call is a full barrier on the calling thread as well (the
+    // kernel's smp_mb on entry and exit), and ThreadSanitizer refuses atomic_thread_fence.
+}
+
+// An announcement: (epoch << 1 | 1) while pinned, 0 idle (epoch_domain::announced, unpin).
 constexpr bool is_active(std::uint64_t word) noexcept { return (word & 1) != 0; }
 constexpr std::uint64_t epoch_of(std::uint64_t word) noexcept { return word >> 1; }
 
@@ -38,19 +79,12 @@ struct bag {
 
 }  // namespace
 
-struct alignas(line) epoch_domain::thread_record {
-    // Shared: written by the owner, read by every advance scan. A line of its own so that a
-    // pin (one exchange here) does not bounce the owner-private fields below.
-    std::atomic<std::uint64_t> announcement{idle};  // announced(e) or idle
-
-    // Owner-private (the thread whose id indexes the record; the next thread with that id
-    // after it exits: sync/thread_id.cpp hands ids over under a mutex, so every access of a
-    // later owner happens after the earlier owner's).
-    alignas(line) unsigned depth = 0;  // nesting of pins
-    std::uint64_t epoch = 0;           // validated epoch of the outermost pin
-    unsigned retires = 0;
-    unsigned unpins = 0;
-    std::size_t held = 0;                  // items in the bags
+// announcement (its own line), depth, epoch, retires, unpins, unpin_collects and held are in
+// record_base (the header: pin and unpin are inline). Owner-private fields belong to the
+// thread whose id indexes the record, and to the next thread with that id after it exits
+// (sync/thread_id.cpp hands ids over under a mutex, so every access of a later owner happens
+// after the earlier owner's).
+struct alignas(line) epoch_domain::thread_record : epoch_domain::record_base {
     std::atomic<std::size_t> pending{0};   // = held, for pending() on other threads
     std::array<bag, bag_count> bags{};
 };
@@ -78,7 +112,13 @@ void run_bag(Record& r, bag& b) noexcept {
 
 }  // namespace
 
-epoch_domain::epoch_domain() : state_(std::make_unique<state>()) {}
+namespace {
+std::atomic<std::uint64_t> g_next_domain_id{1};
+}
+
+epoch_domain::epoch_domain()
+    : state_(std::make_unique<state>()), epoch_(&state_->epoch),
+      id_(g_next_domain_id.fetch_add(1, std::memory_order_relaxed)), light_(asymmetric_fence()) {}
 
 epoch_domain::~epoch_domain() {
     reclaim_all();
@@ -89,11 +129,8 @@ epoch_domain::~epoch_domain() {
 epoch_domain::guard::guard(guard&& other) noexcept
     : domain_(other.domain_), record_(std::exchange(other.record_, nullptr)) {}
 
-epoch_domain::guard::~guard() {
-    if (record_ != nullptr) domain_->unpin(*record_);
-}
 
-epoch_domain::guard epoch_domain::pin() {
+epoch_domain::guard epoch_domain::pin_slow() {
     state& s = *state_;
     const unsigned id = this_thread_id();
     thread_record* r = s.records[id].load(std::memory_order_acquire);
@@ -106,26 +143,15 @@ epoch_domain::guard epoch_domain::pin() {
         while (used <= id && !s.used.compare_exchange_weak(used, id + 1, std::memory_order_seq_cst)) {
         }
     }
-    if (r->depth++ != 0) return guard(this, r);
-    // Announce, then check that E did not move meanwhile (argument 1 needs the announced
-    // epoch read from E after the announcement in S). Each retry means E advanced.
-    std::uint64_t e = s.epoch.load(std::memory_order_seq_cst);
-    for (;;) {
-        r->announcement.exchange(announced(e), std::memory_order_seq_cst);
-        const std::uint64_t now = s.epoch.load(std::memory_order_seq_cst);
-        if (now == e) break;
-        e = now;
-    }
-    r->epoch = e;
+    tl_pin_cache_ = pin_cache{id_, r};  // this thread's record of this domain from now on
+    if (r->depth++ == 0) announce(*r);
     return guard(this, r);
 }
 
-void epoch_domain::unpin(thread_record& r) noexcept {
-    if (--r.depth != 0) return;
-    // release: everything this section read happens before a scan that sees it idle
-    // (arguments 2 and 3).
-    r.announcement.store(idle, std::memory_order_release);
-    if (r.held != 0 && (++r.unpins & (collect_every - 1)) == 0) collect(r, false);
+void epoch_domain::unpin_collect(record_base& rb) noexcept {
+    auto& r = static_cast<thread_record&>(rb);
+    if ((++r.unpins & (collect_every - 1)) == 0)
+        collect(r, false, !light_ || ++r.unpin_collects % unpin_advance_every == 0);
 }
 
 void epoch_domain::retire(void* node, reclaim_fn reclaim, void* context) {
@@ -142,13 +168,13 @@ void epoch_domain::retire(void* node, reclaim_fn reclaim, void* context) {
     }
     b.items.push_back(retired{node, reclaim, context});
     r->pending.store(++r->held, std::memory_order_relaxed);
-    if ((++r->retires & (collect_every - 1)) == 0) collect(*r, true);
+    if ((++r->retires & (collect_every - 1)) == 0) collect(*r, true, true);
 }
 
-void epoch_domain::collect(thread_record& r, bool pinned) noexcept {
+void epoch_domain::collect(thread_record& r, bool pinned, bool advance) noexcept {
     // Pinned, the caller itself holds E at its epoch + 1 at most: one advance can succeed.
     // Idle, up to three (enough to make every bag of this thread safe when nobody lags).
-    for (int tries = pinned ? 1 : 3; tries > 0 && try_advance(); --tries) {
+    for (int tries = !advance ? 0 : pinned ? 1 : 3; tries > 0 && try_advance(); --tries) {
     }
     // acquire: the advance to this value followed a scan that read the unpin (release) of
     // every thread that could still reach these nodes (argument 3).
@@ -163,13 +189,23 @@ void epoch_domain::collect(thread_record& r, bool pinned) noexcept {
 bool epoch_domain::try_advance() noexcept {
     state& s = *state_;
     std::uint64_t e = s.epoch.load(std::memory_order_seq_cst);
-    const unsigned used = s.used.load(std::memory_order_seq_cst);
-    for (unsigned id = 0; id < used; ++id) {
-        const thread_record* r = s.records[id].load(std::memory_order_seq_cst);
-        if (r == nullptr) continue;
-        const std::uint64_t a = r->announcement.load(std::memory_order_seq_cst);
-        if (is_active(a) && epoch_of(a) != e) return false;  // lags: try again later
+    const auto scan = [&] {
+        const unsigned used = s.used.load(std::memory_order_seq_cst);
+        for (unsigned id = 0; id < used; ++id) {
+            const thread_record* r = s.records[id].load(std::memory_order_seq_cst);
+            if (r == nullptr) continue;
+            const std::uint64_t a = r->announcement.load(std::memory_order_seq_cst);
+            if (is_active(a) && epoch_of(a) != e) return false;  // lags: try again later
+        }
+        return true;
+    };
+    if (asymmetric_fence()) {
+        // A lag already visible fails without the system call; otherwise the heavy fence
+        // (after the load of E, before the scan that decides: argument 1') and scan again.
+        if (!scan()) return false;
+        heavy_fence();
     }
+    if (!scan()) return false;
     return s.epoch.compare_exchange_strong(e, e + 1, std::memory_order_seq_cst);
 }
 

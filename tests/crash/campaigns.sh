@@ -33,12 +33,13 @@ campaign_points() {
 }
 # Crash points per switched-off site: MUTATION_CRASHES, or a share for targets whose every
 # site dies within a few hundred points (SOFT's die within 300 and kv-cpnvm's within 60: a
-# quarter keeps a margin; link-free's within 1,700: a half).
+# quarter keeps a margin; link-free's within 1,700 with the exchange-fenced epoch pins, 2,266
+# with the asymmetric fence, whose reclamation timing changes the schedules: three quarters).
 mutation_points() {
   local n=$mutation_crashes
   case $1 in
     soft-* | kv-cpnvm) n=$(( mutation_crashes / 4 )) ;;
-    linkfree-*) n=$(( mutation_crashes / 2 )) ;;
+    linkfree-*) n=$(( mutation_crashes * 3 / 4 )) ;;
   esac
   echo "$n"
 }

@@ -11,6 +11,15 @@
 //   * split order (split_order.hpp): a search starts at its bucket's sentinel (the list
 //     layout has one bucket: the head); positions are (so_key, key bytes); the list ends in
 //     nullptr (no tail: any so_key is possible for a regular node);
+//   * the lookup path (measured at 1M keys, docs/results.md "SOFT lookups"): every position
+//     begins with a 16-byte `link` {next, so_key}; a sentinel is nothing else and lives in
+//     its bucket's slot of the directory (inline_directory), so reaching a bucket costs one
+//     line, not a slot plus a separately allocated sentinel. A blank slot is claimed with
+//     one CAS by the thread that links it (bucket_start); others start from the parent's
+//     sentinel meanwhile, so bucket initialisation stays lock-free. Bit 63 of a next word
+//     tags a sentinel successor, which lets a lookup stop at the end of its bucket without
+//     reading the next bucket's sentinel (find_member). Load factor 1 by default (the
+//     paper's fixed tables have one bucket per key);
 //   * paper's `find` loop reads the successor of a nullptr-free list; here curr == nullptr
 //     ends the search;
 //   * an insert whose link CAS fails keeps its node for the retry, and frees it (never
@@ -42,7 +51,8 @@
 // Reclaim: a DELETED node frees pnode and prev_pnode; a REPLACED node only its prev_pnode
 // (its pnode is owned by its replacement, whose prev_pnode it is).
 //
-// Crash consistency (recovery's rule, soft_pnode.hpp; PP = the one pfence of each update):
+// Crash consistency (recovery's rule, soft_pnode.hpp; PP = the one pfence of each update;
+// nothing above changes it: sentinels, tags and directory are volatile and rebuilt):
 //   insert   member iff Py's create persisted (valid_end written last in the line). PP: the
 //            create fence; LP: ITI -> INSERTED after it. A crash before the PP leaves an
 //            invalid or complete PNode; both outcomes are allowed for a pending insert, and
@@ -84,7 +94,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferrite/pmem/primitives.hpp"
@@ -102,16 +114,35 @@ enum state : std::uintptr_t {
     deleted = 3,
     intend_to_replace = 4,
     replaced = 5,
+    // a bucket's sentinel (directory slot) only: not initialised yet (blank), and claimed by
+    // the thread that links it (linked or not; usable as a start once it reads `inserted`)
+    sentinel_blank = 6,
+    sentinel_linking = 7,
 };
 inline constexpr std::uintptr_t state_mask = 7;
+// Bit 63 of a next word: the successor is a sentinel (user-space pointers leave it clear).
+// Set by whoever first writes a word naming a sentinel and kept by every state change, so a
+// lookup can tell that it has reached the end of its bucket without reading the sentinel.
+inline constexpr std::uintptr_t sentinel_tag = std::uintptr_t{1} << 63;
 
 inline constexpr bool dead(std::uintptr_t s) noexcept { return s == deleted || s == replaced; }
 
+// What every position in the list starts with: 16 bytes, so that the sentinels, which are
+// nothing else, live four to a line in the bucket directory (split_order.hpp,
+// inline_directory). The default is a directory slot whose bucket is not initialised.
+struct link {
+    std::atomic<std::uintptr_t> next;  // successor | sentinel_tag | state (low 3 bits)
+    std::uint64_t so_key;              // a sentinel's is even, a regular node's odd
+    constexpr link() noexcept : next(sentinel_blank), so_key(0) {}
+    constexpr link(std::uintptr_t w, std::uint64_t so) noexcept : next(w), so_key(so) {}
+};
+static_assert(sizeof(link) == 16);
+
+// A regular node: the link first, then key and value, so the lookup's fields share a line.
 template <class K, class V>
-struct alignas(8) node {
+struct alignas(8) node : link {
     // volatile (the heap); the only persistent state is *pptr
-    std::atomic<std::uintptr_t> next{0};  // successor | state (low 3 bits)
-    std::uint64_t so_key = 0;
+    node() noexcept : link(0, 0) {}
     K key{};
     [[no_unique_address]] V value{};
     pnode* pptr = nullptr;       // this node's PNode (nullptr: a sentinel)
@@ -134,31 +165,44 @@ class list {
 
 public:
     using node_t = node<K, V>;
+    using link_t = link;
+    using directory_t = inline_directory<link_t>;
     using io = payload_io<K, V>;
     static_assert(check_payload<K, V>());
     static_assert(std::is_default_constructible_v<K>, "durable set keys must be default constructible");
 
-    list(node_store store, set_layout l, typename bucket_directory<node_t>::growth g)
+    list(node_store store, set_layout l, bucket_growth::growth g)
         requires(P::persistent)
-        : store_(std::move(store)), layout_(l), head_(new node_t), dir_(head_, grow_for(l, g)) {}
-    list(set_layout l, typename bucket_directory<node_t>::growth g)
+        : store_(std::move(store)), layout_(l), dir_(grow_for(l, g)), head_(make_head(dir_)) {}
+    list(set_layout l, bucket_growth::growth g)
         requires(!P::persistent)
-        : layout_(l), head_(new node_t), dir_(head_, grow_for(l, g)) {}
+        : layout_(l), dir_(grow_for(l, g)), head_(make_head(dir_)) {}
     ~list() {
         domain_.reclaim_all();
-        for (node_t* n = head_; n != nullptr;) {
-            node_t* next = ptr(n->next.load(std::memory_order_relaxed));
-            if (!n->in_block) delete n;
+        for (link_t* n = head_; n != nullptr;) {
+            link_t* next = ptr(n->next.load(std::memory_order_relaxed));
+            if (regular(n) && !as_node(n)->in_block) delete as_node(n);
             n = next;
         }
-        // blocks_ frees the block nodes (linked or spare).
+        // The directory frees the sentinels, blocks_ the block nodes (linked or spare).
     }
     list(const list&) = delete;
     list& operator=(const list&) = delete;
 
+    // A next word naming regular node n (or nullptr) in state s.
     static std::uintptr_t word(node_t* n, std::uintptr_t s) noexcept { return reinterpret_cast<std::uintptr_t>(n) | s; }
-    static node_t* ptr(std::uintptr_t w) noexcept { return reinterpret_cast<node_t*>(w & ~state_mask); }
+    // A next word naming any position (reads its so-key to tag a sentinel).
+    static std::uintptr_t word_of(link_t* n, std::uintptr_t s) noexcept {
+        if (n == nullptr) return s;
+        return reinterpret_cast<std::uintptr_t>(n) | s | (regular(n) ? 0 : sentinel_tag);
+    }
+    // w's successor (and its tag) in state s.
+    static std::uintptr_t with_state(std::uintptr_t w, std::uintptr_t s) noexcept { return (w & ~state_mask) | s; }
+    static link_t* ptr(std::uintptr_t w) noexcept { return reinterpret_cast<link_t*>(w & ~(state_mask | sentinel_tag)); }
     static std::uintptr_t st(std::uintptr_t w) noexcept { return w & state_mask; }
+    static bool regular(const link_t* n) noexcept { return !is_sentinel_so_key(n->so_key); }
+    static node_t* as_node(link_t* n) noexcept { return static_cast<node_t*>(n); }
+    static const node_t* as_node(const link_t* n) noexcept { return static_cast<const node_t*>(n); }
 
     // ---- operations ---------------------------------------------------------------------
 
@@ -173,19 +217,19 @@ public:
         bool result = false;
         while (true) {
             auto w = find(start(sk), sk);
-            node_t* curr = ptr(w.curr);
+            link_t* curr = ptr(w.curr);
             if (curr != nullptr && position(curr, sk) == 0) {
                 if (w.curr_state != intend_to_insert) {
                     discard(fresh);
                     return false;
                 }
                 discard(fresh);
-                result_node = curr;  // help its insert finish (Listing 11 L10-14)
+                result_node = as_node(curr);  // help its insert finish (Listing 11 L10-14)
                 break;
             }
             if (fresh == nullptr) fresh = make_node(key, value, sk.so_key);
             fresh->prev_pptr = nullptr;
-            fresh->next.store(word(curr, intend_to_insert), std::memory_order_relaxed);
+            fresh->next.store(with_state(w.curr, intend_to_insert), std::memory_order_relaxed);
             auto expected = w.curr;
             if (!w.pred->next.compare_exchange_strong(expected, word(fresh, st(w.curr)), std::memory_order_acq_rel))
                 continue;
@@ -203,7 +247,7 @@ public:
         const auto sk = make_search_key(key, layout_);
         while (true) {
             auto w = find(start(sk), sk);
-            node_t* curr = ptr(w.curr);
+            node_t* curr = as_node(ptr(w.curr));
             if (curr == nullptr || position(curr, sk) != 0 || w.curr_state == intend_to_insert) return false;
             if (w.curr_state == intend_to_replace) {
                 help_replace(curr);
@@ -242,7 +286,7 @@ public:
         node_t* fresh = nullptr;
         while (true) {
             auto w = find(start(sk), sk);
-            node_t* curr = ptr(w.curr);
+            node_t* curr = as_node(ptr(w.curr));
             if (fresh == nullptr) fresh = make_node(key, value, sk.so_key);
             if (curr != nullptr && position(curr, sk) == 0) {
                 switch (w.curr_state) {
@@ -256,14 +300,14 @@ public:
                 fresh->prev_validity = curr->pvalidity;
                 std::uintptr_t s = curr->next.load(std::memory_order_acquire);
                 if (st(s) != inserted) continue;
-                fresh->next.store(word(ptr(s), inserted), std::memory_order_relaxed);
+                fresh->next.store(with_state(s, inserted), std::memory_order_relaxed);
                 if (!curr->next.compare_exchange_strong(s, word(fresh, intend_to_replace), std::memory_order_acq_rel))
                     continue;
                 help_replace(curr);
                 return false;
             }
             fresh->prev_pptr = nullptr;
-            fresh->next.store(word(curr, intend_to_insert), std::memory_order_relaxed);
+            fresh->next.store(with_state(w.curr, intend_to_insert), std::memory_order_relaxed);
             auto expected = w.curr;
             if (!w.pred->next.compare_exchange_strong(expected, word(fresh, st(w.curr)), std::memory_order_acq_rel))
                 continue;
@@ -279,14 +323,13 @@ public:
     template <class F>
     void for_each(F&& f) {
         auto pin = domain_.pin();
-        node_t* n = ptr(head_->next.load(std::memory_order_acquire));
+        link_t* n = ptr(head_->next.load(std::memory_order_acquire));
         while (n != nullptr) {
             const std::uintptr_t w = n->next.load(std::memory_order_acquire);
             const auto s = st(w);
-            node_t* next = ptr(w);
-            const bool regular = P::persistent ? n->pptr != nullptr : !is_sentinel_so_key(n->so_key);
-            if (regular && !dead(s) && s != intend_to_insert) {
-                f(static_cast<const K&>(n->key), static_cast<const V&>(n->value));
+            link_t* next = ptr(w);
+            if (regular(n) && !dead(s) && s != intend_to_insert) {
+                f(static_cast<const K&>(as_node(n)->key), static_cast<const V&>(as_node(n)->value));
                 if (s == intend_to_replace && next != nullptr) next = ptr(next->next.load(std::memory_order_acquire));  // skip Y
             }
             n = next;
@@ -298,19 +341,12 @@ public:
     node_store& store() noexcept { return store_; }
     const node_store& store() const noexcept { return store_; }
     sync::epoch_domain& domain() noexcept { return domain_; }
-    bucket_directory<node_t>& directory() noexcept { return dir_; }
-    node_t* head() const noexcept { return head_; }
+    directory_t& directory() noexcept { return dir_; }
+    link_t* head() const noexcept { return head_; }
     set_layout layout() const noexcept { return layout_; }
 
-    static node_t* sentinel(std::uint64_t so_key) {
-        auto* n = new node_t;
-        n->so_key = so_key;
-        return n;
-    }
-
     // Recovery: `count` default nodes in one allocation (in_block set), owned by the list
-    // until it is destroyed; one new per block instead of one per recovered member or
-    // sentinel. A block node that is reclaimed or discarded goes to its thread's spare list,
+    // until it is destroyed; one new per block instead of one per recovered member. A block node that is reclaimed or discarded goes to its thread's spare list,
     // which make_node takes from before new. Thread-safe (recovery's scan threads).
     node_t* node_block(std::size_t count) {
         if (count == 0) return nullptr;
@@ -333,33 +369,81 @@ public:
 
 private:
     struct window {
-        node_t* pred;
+        link_t* pred;
         std::uintptr_t curr;  // pred's next as the CAS expects it: curr | pred's state
         std::uintptr_t curr_state;
     };
 
-    static typename bucket_directory<node_t>::growth grow_for(set_layout l, typename bucket_directory<node_t>::growth g) {
+    static bucket_growth::growth grow_for(set_layout l, bucket_growth::growth g) {
         if (l == set_layout::list) g.enabled = false;
         return g;
     }
-
-    static int position(const node_t* n, const search_key<K>& sk) noexcept {
-        return compare_position(n->so_key, &n->key, sk);
+    // Bucket 0's slot is the head (so_key 0), initialised from the start.
+    static link_t* make_head(directory_t& d) {
+        link_t* h = &d.at(0);
+        h->so_key = 0;
+        h->next.store(word(nullptr, inserted), std::memory_order_release);
+        return h;
     }
 
-    node_t* start(const search_key<K>& sk) {
+    // Order of n against sk (compare_position, reading a key only from a regular node).
+    static int position(const link_t* n, const search_key<K>& sk) noexcept {
+        if (n->so_key != sk.so_key) return n->so_key < sk.so_key ? -1 : 1;
+        if (is_sentinel_so_key(n->so_key)) return 0;
+        return compare_keys(as_node(n)->key, *sk.key);
+    }
+
+    link_t* start(const search_key<K>& sk) {
         if (layout_ == set_layout::list) return head_;
-        return dir_.start_for(sk.hash, [this](node_t* from, std::uint64_t so) { return insert_sentinel(from, so); });
+        return bucket_start(sk.hash & (dir_.bucket_count() - 1)).first;
+    }
+
+    // Where a search of bucket b starts: b's sentinel once it is linked (second: true), else
+    // a sentinel before b's range: its parent's start (second: false). A blank slot is
+    // claimed (one CAS: blank -> linking) and linked by the claiming thread alone, so no two
+    // threads ever write a slot's next while it is unreachable; a thread that finds it
+    // claimed does not wait, it starts from the parent (lock-free, as the lazy
+    // initialisation of Shalev and Shavit, whose losers' sentinels are garbage instead).
+    std::pair<link_t*, bool> bucket_start(std::uint64_t b) {
+        link_t& s = dir_.at(b);
+        std::uintptr_t w = s.next.load(std::memory_order_acquire);
+        if (st(w) != sentinel_blank && st(w) != sentinel_linking) return {&s, true};
+        link_t* from = bucket_start(bucket_growth::parent_of(b)).first;  // b != 0: the head is never blank
+        if (st(w) == sentinel_blank &&
+            s.next.compare_exchange_strong(w, sentinel_linking, std::memory_order_acq_rel)) {
+            link_sentinel(s, b, from);
+            return {&s, true};
+        }
+        return {from, false};
+    }
+
+    // The claimant links slot s (bucket b) after `from`: sets its so-key and next while no
+    // thread can reach it, links it with one CAS (published by it: release), then clears its
+    // linking state (others' inserts after s keep that state: they copy pred's bits).
+    void link_sentinel(link_t& s, std::uint64_t b, link_t* from) {
+        s.so_key = sentinel_so_key(b);
+        const search_key<K> sk{s.so_key, nullptr, 0};
+        while (true) {
+            auto w = find(from, sk);
+            s.next.store(with_state(w.curr, sentinel_linking), std::memory_order_relaxed);
+            auto expected = w.curr;
+            if (w.pred->next.compare_exchange_strong(
+                    expected, reinterpret_cast<std::uintptr_t>(&s) | sentinel_tag | st(w.curr), std::memory_order_acq_rel))
+                break;
+        }
+        std::uintptr_t x = s.next.load(std::memory_order_acquire);
+        while (!s.next.compare_exchange_weak(x, with_state(x, inserted), std::memory_order_acq_rel)) {
+        }
     }
 
     // find (Listing 9): the first node at or after sk that is not dead, and its predecessor.
-    window find(node_t* from, const search_key<K>& sk) {
-        node_t* pred = from;
+    window find(link_t* from, const search_key<K>& sk) {
+        link_t* pred = from;
         std::uintptr_t curr = pred->next.load(std::memory_order_acquire);
         std::uintptr_t pred_state = st(curr);
         std::uintptr_t c_state = inserted;
         while (true) {
-            node_t* c = ptr(curr);
+            link_t* c = ptr(curr);
             if (c == nullptr) break;
             const std::uintptr_t succ = c->next.load(std::memory_order_acquire);
             c_state = st(succ);
@@ -370,17 +454,17 @@ private:
             } else {
                 trim(pred, curr);
             }
-            curr = word(ptr(succ), pred_state);
+            curr = with_state(succ, pred_state);
         }
         return {pred, curr, c_state};
     }
 
     // trim (Listing 9): unlink a dead node; the thread whose CAS succeeds retires it.
-    bool trim(node_t* pred, std::uintptr_t curr) {
-        node_t* c = ptr(curr);
+    bool trim(link_t* pred, std::uintptr_t curr) {
+        node_t* c = as_node(ptr(curr));  // dead: a regular node (sentinels never die)
         const std::uintptr_t succ = c->next.load(std::memory_order_acquire);
         std::uintptr_t expected = curr;
-        if (!pred->next.compare_exchange_strong(expected, word(ptr(succ), st(curr)), std::memory_order_acq_rel))
+        if (!pred->next.compare_exchange_strong(expected, with_state(succ, st(curr)), std::memory_order_acq_rel))
             return false;
         domain_.retire(c, &list::reclaim, this);
         return true;
@@ -400,21 +484,41 @@ private:
 
     // wait-free read (Listing 10), skipping dead nodes at the key (a replaced X is followed
     // by its replacement Y): present iff the first live node at the key is not ITI.
+    //
+    // End of bucket: when the search started at its own bucket's sentinel (of n buckets) and
+    // the next word it follows is tagged (the successor is a sentinel), the key is absent
+    // without reading that sentinel, provided the bucket count is still n: a sentinel after
+    // bucket b's sentinel and before the key would be a child of b (index >= n), which exists
+    // only after some thread read a count > n, and whoever linked it or passed its link on
+    // did so after that read (release/acquire), so this thread's count load would see it.
+    //
+    // Not read-only: on a blank slot bucket_start links the bucket's sentinel, and its find
+    // trims the dead nodes it meets and retires them. The pin covers that retire as well as
+    // the reads (a build without it aborted soft-hash campaigns in retire, "not pinned";
+    // unit test SoftLookup.ALookupThatInitialisesABucket...).
     std::optional<V> find_member(const K& key) {
         auto pin = domain_.pin();
         const auto sk = make_search_key(key, layout_);
-        node_t* c = ptr(start(sk)->next.load(std::memory_order_acquire));
-        while (c != nullptr) {
-            const std::uintptr_t w = c->next.load(std::memory_order_acquire);
+        link_t* from = head_;
+        bool own = false;  // started at the key's own bucket's sentinel
+        std::uint64_t n = 1;
+        if (layout_ == set_layout::hash) {
+            n = dir_.bucket_count();
+            std::tie(from, own) = bucket_start(sk.hash & (n - 1));
+        }
+        std::uintptr_t w = from->next.load(std::memory_order_acquire);
+        while (true) {
+            if ((w & sentinel_tag) != 0 && own && dir_.bucket_count() == n) return std::nullopt;
+            link_t* c = ptr(w);
+            if (c == nullptr) return std::nullopt;
+            w = c->next.load(std::memory_order_acquire);
             const int pos = position(c, sk);
             if (pos > 0) return std::nullopt;
             if (pos == 0 && !dead(st(w))) {
                 if (st(w) == intend_to_insert) return std::nullopt;
-                return c->value;
+                return as_node(c)->value;
             }
-            c = ptr(w);
         }
-        return std::nullopt;
     }
 
     node_t* make_node(const K& key, const V& value, std::uint64_t so_key) {
@@ -479,7 +583,7 @@ private:
     void help_replace(node_t* x) {
         std::uintptr_t s = x->next.load(std::memory_order_acquire);
         if (st(s) != intend_to_replace) return;
-        node_t* y = ptr(s);
+        node_t* y = as_node(ptr(s));
         if constexpr (P::persistent) {
             create(y->pptr, y->key, y->value, y->pvalidity);
             supersede(x->pptr, store_.pool_offset_of(as_line(y->pptr)) | (y->pvalidity ? 1u : 0u));
@@ -489,29 +593,10 @@ private:
         x->next.compare_exchange_strong(s, word(y, replaced), std::memory_order_acq_rel);  // LP
     }
 
-    // Lazy bucket initialisation: insert-or-find a sentinel with this so-key after `from`.
-    node_t* insert_sentinel(node_t* from, std::uint64_t so) {
-        const search_key<K> sk{so, nullptr, 0};
-        node_t* fresh = nullptr;
-        while (true) {
-            auto w = find(from, sk);
-            node_t* curr = ptr(w.curr);
-            if (curr != nullptr && curr->so_key == so) {
-                delete fresh;
-                return curr;
-            }
-            if (fresh == nullptr) fresh = sentinel(so);
-            fresh->next.store(word(curr, inserted), std::memory_order_relaxed);
-            auto expected = w.curr;
-            if (w.pred->next.compare_exchange_strong(expected, word(fresh, st(w.curr)), std::memory_order_acq_rel))
-                return fresh;
-        }
-    }
-
     [[no_unique_address]] std::conditional_t<P::persistent, node_store, no_store> store_;
     set_layout layout_;
-    node_t* head_;
-    bucket_directory<node_t> dir_;
+    directory_t dir_;
+    link_t* head_;  // bucket 0's slot in dir_
     // Recovery's node blocks and the spare block nodes per thread id (spare_ is made with
     // the first block, before any table operation; a thread touches its own entry only).
     std::mutex blocks_mutex_;

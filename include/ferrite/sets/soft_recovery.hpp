@@ -12,10 +12,12 @@
 //      member; the list owns the blocks until it dies, and a block node that is reclaimed
 //      later goes to its thread's spare list for the next insert instead of delete).
 //      A damaged slot throws damaged_pool before anything is written.
-//   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n, the members
-//      sorted by list place in two cache-friendly counting passes (place_sort), sentinels
-//      from one block, each place's few members sorted and linked, ranges of places split
-//      over the recovery threads and stitched: O(n) for the hash layout; the list layout
+//   2. rebuild (split_order.hpp, rebuild_split_ordered): bucket count for n at the table's
+//      load factor, the members sorted by bucket in two cache-friendly counting passes
+//      (place_sort), each bucket's sentinel its directory slot (inline_directory; a next word
+//      naming a sentinel carries the sentinel tag, soft_list.hpp), each bucket's few members
+//      sorted and linked, in bucket order (the directory written in address order), ranges
+//      of buckets split over the recovery threads: O(n) for the hash layout; the list layout
 //      is one bucket, so one O(n log n) sort by key bytes. Two members at one position are the
 //      trace of an interrupted upsert whose new PNode completed before the old one was
 //      marked superseded (soft_list.hpp, "replace"): one is kept, the other dropped.
@@ -92,13 +94,14 @@ struct recovery_report {
 template <class K, class V>
 recovery_report rebuild(list<K, V>& l, unsigned threads) {
     using node_t = node<K, V>;
+    using link_t = link;
     using io = payload_io<K, V>;
     node_store& store = l.store();
     const slot_locator locate = [&store](std::uint64_t off) -> const pnode* {
         return reinterpret_cast<const pnode*>(store.node_at(off));
     };
     struct part {
-        std::vector<node_t*> members;
+        std::vector<hashed_member<link_t>> members;
         std::vector<pnode*> dead_superseded;
         std::vector<pnode*> invalid;
         std::vector<node_line*> dead;
@@ -130,17 +133,18 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
             node_t* n = block + j;
             n->key = io::key(p);
             n->value = io::value(p);
-            n->so_key = hashed ? regular_so_key(hash_key(n->key)) : list_so_key;
+            const std::uint64_t h = hashed ? hash_key(n->key) : 0;
+            n->so_key = hashed ? regular_so_key(h) : list_so_key;
             n->pptr = p;
             n->pvalidity = p->valid_start != 0;
-            local.members.push_back(n);
+            local.members.push_back({h, n});
         }
         std::lock_guard g(m);
         parts.push_back(std::move(local));
     });
     // Nothing was written so far; from here on nothing throws but allocation.
     recovery_report r;
-    std::vector<node_t*> members;
+    std::vector<hashed_member<link_t>> members;
     std::vector<node_line*> dead;
     std::vector<pnode*> to_delete, invalid;
     {
@@ -167,30 +171,29 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
     r.invalid = invalid.size();
     r.free = dead.size() - r.superseded - r.invalid;
 
-    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size()) : 1;
+    auto& dir = l.directory();
+    const std::uint64_t buckets = hashed ? recovered_bucket_count(members.size(), dir.load_factor()) : 1;
     struct policy {
-        node_t* sentinels;  // block of buckets - 1 nodes: list-order place i takes sentinels[i - 1]
+        typename list<K, V>::directory_t& dir;  // bucket b's sentinel is its slot
         std::mutex dropped_mutex{};
         std::vector<node_t*> dropped{};
-        std::uint64_t so_key(const node_t* n) const { return n->so_key; }
-        bool less(const node_t* a, const node_t* b) const {
+        bool less(const link_t* a, const link_t* b) const {
             if (a->so_key != b->so_key) return a->so_key < b->so_key;
-            return compare_keys(a->key, b->key) < 0;
+            return compare_keys(static_cast<const node_t*>(a)->key, static_cast<const node_t*>(b)->key) < 0;
         }
-        node_t* make_sentinel(std::uint64_t so, std::uint64_t i) {
-            node_t* n = sentinels + (i - 1);
-            n->so_key = so;
-            return n;
+        link_t* sentinel(std::uint64_t b) { return &dir.at(b); }  // the address only
+        void init_sentinel(link_t* s, std::uint64_t so) { s->so_key = so; }
+        // The tag from the caller: reading to's so-key would race with its initialiser.
+        void link(link_t* from, link_t* to, bool to_sentinel) {
+            const std::uintptr_t w = reinterpret_cast<std::uintptr_t>(to) | (to_sentinel ? sentinel_tag : 0) | inserted;
+            from->next.store(w, std::memory_order_relaxed);
         }
-        void link(node_t* from, node_t* to) {
-            from->next.store(list<K, V>::word(to, inserted), std::memory_order_relaxed);
-        }
-        void drop_duplicate(node_t*, node_t* gone) {
+        void drop_duplicate(link_t*, link_t* gone) {
             std::lock_guard g(dropped_mutex);
-            dropped.push_back(gone);
+            dropped.push_back(static_cast<node_t*>(gone));
         }
-    } pol{l.node_block(buckets - 1)};
-    r.members = rebuild_split_ordered(l.directory(), l.head(), members, buckets, pol, threads);
+    } pol{dir};
+    r.members = rebuild_split_ordered(dir, l.head(), members, buckets, pol, threads);
     r.duplicates = pol.dropped.size();
     for (node_t* n : pol.dropped) {
         to_delete.push_back(n->pptr);

@@ -54,6 +54,7 @@ public:
         unsigned recovery_threads = 0;          // open(): scan threads (0: hardware concurrency)
         std::uint32_t area_bytes = 64 * 1024;   // create(): durable area size (power of two >= 4 KiB)
         std::uint64_t growth_check_interval = 64;  // hash: inserts of a thread between load checks
+        std::uint64_t load_factor = 1;             // hash: members per bucket before the count doubles
     };
     using key_type = K;
     using mapped_type = V;
@@ -154,8 +155,8 @@ public:
 
 private:
     explicit soft_table(std::unique_ptr<list_t> l) : list_(std::move(l)) {}
-    static typename bucket_directory<soft::node<K, V>>::growth growth(const options& o) {
-        return {true, o.growth_check_interval, 2};
+    static bucket_growth::growth growth(const options& o) {
+        return {true, o.growth_check_interval, o.load_factor};
     }
 
     std::unique_ptr<list_t> list_;

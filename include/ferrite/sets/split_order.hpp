@@ -21,21 +21,23 @@
 //   * regular so_key = reverse_bits(hash) | 1, sentinel so_key of bucket b = reverse_bits(b)
 //     (low bit 0): a sentinel and a regular node never tie; the hash's top bit is dropped
 //     (bucket counts stay far below 2^63);
-//   * the directory is segmented (segment s holds 2^s buckets, allocated on first use with
-//     one CAS), so it never moves and readers need no lock or hazard for it;
+//   * the directory is segmented (segment s >= 1 holds buckets [2^(s-1), 2^s), allocated on
+//     first use with one CAS), so it never moves and readers need no lock or hazard for it; SOFT keeps its
+//     sentinels IN the slots (inline_directory: one line per bucket lookup instead of two
+//     dependent misses), link-free keeps pointers to sentinels (bucket_directory);
 //   * the list layout (an ordered set, no hashing) is the degenerate case: one bucket whose
 //     sentinel is the head (so_key 0), every regular node so_key 1, order by key bytes.
 //
 // Growth: an approximate count (striped per thread, padded counters); every
-// `check_interval` counted inserts of a stripe, when count > 2 * bucket_count, bucket_count
-// doubles by CAS. No rehash, no stop-the-world. Sentinels are volatile nodes owned by the
+// `check_interval` counted inserts of a stripe, when count > load_factor * bucket_count
+// (SOFT 1, link-free 2), bucket_count doubles by CAS. No rehash, no stop-the-world. Sentinels are volatile nodes owned by the
 // list; they are never removed while the table lives.
 //
 // Crash consistency: nothing here is persistent. A crash loses the directory and the
 // sentinels; recovery rebuilds them from the members (rebuild_split_ordered below): a
-// two-level counting sort of the members by their place in list order (place_sort, the
-// top log2(buckets) bits of the so-key), then sentinels and links written in list order by
-// up to `recovery_threads` threads over contiguous ranges of places, stitched at the end.
+// two-level counting sort of the members by bucket (place_sort), then each bucket's sentinel
+// and links written in bucket order by up to `recovery_threads` threads over contiguous
+// ranges of buckets (link-free's recovery sorts by list place with the same place_sort).
 #pragma once
 
 #include <algorithm>
@@ -52,6 +54,8 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "ferrite/sync/thread_id.hpp"
 
@@ -136,7 +140,20 @@ bool keys_equal(const K& a, const K& b) noexcept {
 }
 template <class K>
 int compare_keys(const K& a, const K& b) noexcept {
-    return std::memcmp(&a, &b, sizeof(K));
+    if constexpr (sizeof(K) == 8) {
+        // memcmp's byte order without the call (GCC calls memcmp for a signed 8-byte
+        // compare): the words read big-endian compare as the bytes do.
+        std::uint64_t x, y;
+        std::memcpy(&x, &a, 8);
+        std::memcpy(&y, &b, 8);
+        if constexpr (std::endian::native == std::endian::little) {
+            x = __builtin_bswap64(x);
+            y = __builtin_bswap64(y);
+        }
+        return x == y ? 0 : (x < y ? -1 : 1);
+    } else {
+        return std::memcmp(&a, &b, sizeof(K));
+    }
 }
 
 constexpr std::uint64_t regular_so_key(std::uint64_t hash) noexcept { return reverse_bits(hash) | 1; }
@@ -210,18 +227,12 @@ private:
     std::array<stripe, stripes> stripe_{};
 };
 
-// ---- the bucket directory ------------------------------------------------------------------
+// ---- the bucket count and its growth ---------------------------------------------------------
 
-// Segmented array of bucket sentinels: bucket b lives in segment s = floor(log2(b + 1)) at
-// index b + 1 - 2^s; segment s has 2^s slots, allocated on first use. Slots hold the
-// sentinel (nullptr: not initialised yet). Node is the list's volatile node type; the list
-// supplies `insert_sentinel(Node* start, std::uint64_t so_key) -> Node*`, which inserts a
-// sentinel with that so-key into the list after `start` or returns the one already there
-// (insert-or-find: a concurrent initialiser may have won).
-template <class Node>
-class bucket_directory {
+// The bucket count (a power of two) and the approximate member count that makes it double;
+// shared by both directory layouts below.
+class bucket_growth {
 public:
-    static constexpr unsigned segment_count = 48;
     static constexpr std::uint64_t max_buckets = std::uint64_t{1} << 47;
 
     struct growth {
@@ -230,40 +241,13 @@ public:
         std::uint64_t load_factor = 2;      // grow when count > load_factor * bucket_count
     };
 
-    // bucket 0's sentinel is the list head (so_key 0), owned by the list.
-    bucket_directory(Node* head, growth g = {}) : growth_(g) {
+    explicit bucket_growth(growth g) : growth_(g) {
         if (growth_.check_interval == 0) growth_.check_interval = 1;
-        slot(0).store(head, std::memory_order_release);
+        if (growth_.load_factor == 0) growth_.load_factor = 1;
     }
-    ~bucket_directory() {
-        for (auto& seg : segments_) delete[] seg.load(std::memory_order_relaxed);
-    }
-    bucket_directory(const bucket_directory&) = delete;
-    bucket_directory& operator=(const bucket_directory&) = delete;
 
     std::uint64_t bucket_count() const noexcept { return bucket_count_.load(std::memory_order_acquire); }
-    Node* head() const noexcept { return segments_[0].load(std::memory_order_acquire)[0].load(std::memory_order_acquire); }
-
-    // The sentinel to start a search for `hash` from (initialising its bucket if needed).
-    template <class InsertSentinel>
-    Node* start_for(std::uint64_t hash, InsertSentinel&& insert_sentinel) {
-        const std::uint64_t b = hash & (bucket_count() - 1);
-        return bucket(b, insert_sentinel);
-    }
-
-    // Bucket b's sentinel, initialised lazily (parent first; depth <= 47).
-    template <class InsertSentinel>
-    Node* bucket(std::uint64_t b, InsertSentinel&& insert_sentinel) {
-        auto& s = slot(b);
-        if (Node* n = s.load(std::memory_order_acquire)) return n;
-        const std::uint64_t parent = b & ~(std::uint64_t{1} << (static_cast<unsigned>(std::bit_width(b)) - 1));
-        Node* start = bucket(parent, insert_sentinel);
-        Node* sentinel = insert_sentinel(start, sentinel_so_key(b));
-        Node* expected = nullptr;
-        // A concurrent initialiser found or inserted the same (unique) sentinel.
-        s.compare_exchange_strong(expected, sentinel, std::memory_order_acq_rel);
-        return sentinel;
-    }
+    std::uint64_t load_factor() const noexcept { return growth_.load_factor; }
 
     // Counts an insert (+1) or erase (-1); after every check_interval inserts of a stripe,
     // doubles the bucket count when the table is loaded beyond the load factor.
@@ -280,11 +264,78 @@ public:
     }
     std::size_t size() const noexcept { return count_.approximate(); }
 
-    // Recovery (quiescent): bucket count and count after a rebuild, sentinel of bucket b.
+    // Recovery (quiescent): bucket count and count after a rebuild.
     void reset(std::uint64_t buckets, std::int64_t members) noexcept {
         bucket_count_.store(buckets, std::memory_order_release);
         count_.reset(members);
     }
+
+    // Directory segments: segment 0 holds bucket 0, segment s >= 1 the buckets [2^(s-1), 2^s),
+    // so the segments of a table of 2^k buckets are exactly 0..k and hold 2^k slots: a
+    // doubling allocates the new half and nothing more. (Segment s used to hold buckets
+    // [2^s - 1, 2^(s+1) - 1): bucket 2^k - 1 alone opened segment k, as large as all the
+    // others together, so every table allocated twice the slots it used: 64 MiB of SOFT's
+    // directory at 4M keys, allocated and written by each recovery for one bucket.)
+    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b)); }
+    static std::uint64_t segment_slots(unsigned s) noexcept { return s == 0 ? 1 : std::uint64_t{1} << (s - 1); }
+    // (no branch on the lookup path: bucket 0 subtracts 1 >> 1 = 0)
+    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b - ((std::uint64_t{1} << s) >> 1); }
+    static std::uint64_t parent_of(std::uint64_t b) noexcept {
+        return b & ~(std::uint64_t{1} << (static_cast<unsigned>(std::bit_width(b)) - 1));
+    }
+
+private:
+    std::atomic<std::uint64_t> bucket_count_{1};
+    growth growth_;
+    approximate_counter count_;
+};
+
+// ---- the bucket directory ------------------------------------------------------------------
+
+// Segmented array of bucket sentinels: bucket b lives in segment s = bit_width(b) (0 for
+// bucket 0) at index b - 2^(s-1); segment s has segment_slots(s) slots, allocated on first use. Slots hold the
+// sentinel (nullptr: not initialised yet). Node is the list's volatile node type; the list
+// supplies `insert_sentinel(Node* start, std::uint64_t so_key) -> Node*`, which inserts a
+// sentinel with that so-key into the list after `start` or returns the one already there
+// (insert-or-find: a concurrent initialiser may have won).
+template <class Node>
+class bucket_directory : public bucket_growth {
+public:
+    static constexpr unsigned segment_count = 48;
+
+    // bucket 0's sentinel is the list head (so_key 0), owned by the list.
+    bucket_directory(Node* head, growth g = {}) : bucket_growth(g) {
+        slot(0).store(head, std::memory_order_release);
+    }
+    ~bucket_directory() {
+        for (auto& seg : segments_) delete[] seg.load(std::memory_order_relaxed);
+    }
+    bucket_directory(const bucket_directory&) = delete;
+    bucket_directory& operator=(const bucket_directory&) = delete;
+
+    Node* head() const noexcept { return segments_[0].load(std::memory_order_acquire)[0].load(std::memory_order_acquire); }
+
+    // The sentinel to start a search for `hash` from (initialising its bucket if needed).
+    template <class InsertSentinel>
+    Node* start_for(std::uint64_t hash, InsertSentinel&& insert_sentinel) {
+        const std::uint64_t b = hash & (bucket_count() - 1);
+        return bucket(b, insert_sentinel);
+    }
+
+    // Bucket b's sentinel, initialised lazily (parent first; depth <= 47).
+    template <class InsertSentinel>
+    Node* bucket(std::uint64_t b, InsertSentinel&& insert_sentinel) {
+        auto& s = slot(b);
+        if (Node* n = s.load(std::memory_order_acquire)) return n;
+        Node* start = bucket(parent_of(b), insert_sentinel);
+        Node* sentinel = insert_sentinel(start, sentinel_so_key(b));
+        Node* expected = nullptr;
+        // A concurrent initialiser found or inserted the same (unique) sentinel.
+        s.compare_exchange_strong(expected, sentinel, std::memory_order_acq_rel);
+        return sentinel;
+    }
+
+    // Recovery (quiescent): the sentinel of bucket b.
     void set_sentinel(std::uint64_t b, Node* sentinel) { slot(b).store(sentinel, std::memory_order_release); }
     Node* sentinel_if_initialised(std::uint64_t b) const noexcept {
         const unsigned s = segment_of(b);
@@ -293,16 +344,13 @@ public:
         return seg ? seg[index_in_segment(b, s)].load(std::memory_order_acquire) : nullptr;
     }
 
-    static unsigned segment_of(std::uint64_t b) noexcept { return static_cast<unsigned>(std::bit_width(b + 1) - 1); }
-    static std::uint64_t index_in_segment(std::uint64_t b, unsigned s) noexcept { return b + 1 - (std::uint64_t{1} << s); }
-
 private:
     std::atomic<Node*>& slot(std::uint64_t b) {
         const unsigned s = segment_of(b);
         if (s >= segment_count) __builtin_unreachable();  // b < max_buckets: bucket_count's cap
         auto* seg = segments_[s].load(std::memory_order_acquire);
         if (seg == nullptr) {
-            auto* fresh = new std::atomic<Node*>[std::size_t{1} << s]();
+            auto* fresh = new std::atomic<Node*>[segment_slots(s)]();
             if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel))
                 seg = fresh;
             else
@@ -312,14 +360,82 @@ private:
     }
 
     std::array<std::atomic<std::atomic<Node*>*>, segment_count> segments_{};
-    std::atomic<std::uint64_t> bucket_count_{1};
-    growth growth_;
-    approximate_counter count_;
 };
 
-// Bucket count for a table of n members after recovery: next power of two >= n / 2.
-inline std::uint64_t recovered_bucket_count(std::size_t n) noexcept {
-    const std::uint64_t want = std::max<std::uint64_t>(1, (n + 1) / 2);  // n / 2 rounded up
+// The same segmented directory holding the sentinels themselves (SOFT): bucket b's sentinel
+// IS its slot, a 16-byte Link {next, so_key}, so finding a bucket costs one cache line (the
+// slot holds the sentinel's next) instead of a slot and a separately allocated sentinel, and
+// four sentinels share a line. Link's default constructor is the blank state of a bucket
+// not yet initialised; the list that owns the directory defines that state and the lock-free
+// protocol that links a slot into the list (soft_list.hpp, bucket_start). Slots never move:
+// a segment is allocated (blank) on first use with one CAS and freed with the directory.
+template <class Link>
+class inline_directory : public bucket_growth {
+public:
+    static constexpr unsigned segment_count = 48;
+
+    explicit inline_directory(growth g = {}) : bucket_growth(g) {}
+    ~inline_directory() {
+        for (unsigned s = 0; s < segment_count; ++s) free_segment(segments_[s].load(std::memory_order_relaxed), s);
+    }
+    inline_directory(const inline_directory&) = delete;
+    inline_directory& operator=(const inline_directory&) = delete;
+
+    // Bucket b's slot (allocating its segment, blank, on first use).
+    Link& at(std::uint64_t b) {
+        const unsigned s = segment_of(b);
+        if (s >= segment_count) __builtin_unreachable();  // b < max_buckets: bucket_count's cap
+        Link* seg = segments_[s].load(std::memory_order_acquire);
+        if (seg == nullptr) [[unlikely]] seg = install_segment(s);
+        return seg[index_in_segment(b, s)];
+    }
+    // Recovery (rebuild_split_ordered's interface): the slot already is the sentinel; every
+    // segment of buckets [0, n) allocated up front, so that the recovery threads never race
+    // to allocate one (the loser would build a whole segment for nothing).
+    void set_sentinel(std::uint64_t, Link*) noexcept {}
+    void reserve(std::uint64_t n) {
+        if (n == 0) return;
+        for (unsigned s = 0; s <= segment_of(n - 1); ++s)
+            if (segments_[s].load(std::memory_order_acquire) == nullptr) install_segment(s);
+    }
+
+private:
+    Link* install_segment(unsigned s) {
+        Link* seg = nullptr;
+        Link* fresh = allocate_segment(s);
+        if (segments_[s].compare_exchange_strong(seg, fresh, std::memory_order_acq_rel)) return fresh;
+        free_segment(fresh, s);  // another thread's segment won; seg holds it
+        return seg;
+    }
+    // Segments of 2 MiB and more are aligned to 2 MiB and offered to transparent huge pages:
+    // a lookup's one directory access then rarely walks the page tables.
+    static constexpr std::size_t huge_page = std::size_t{2} << 20;
+    static std::size_t segment_bytes(unsigned s) noexcept { return sizeof(Link) * segment_slots(s); }
+    static std::size_t segment_alignment(unsigned s) noexcept {
+        return segment_bytes(s) >= huge_page ? huge_page : alignof(std::max_align_t);
+    }
+    static Link* allocate_segment(unsigned s) {
+        const std::size_t bytes = segment_bytes(s);
+        void* raw = ::operator new(bytes, std::align_val_t{segment_alignment(s)});
+        if (bytes >= huge_page) (void)::madvise(raw, bytes, MADV_HUGEPAGE);  // advice only
+        Link* seg = static_cast<Link*>(raw);
+        for (std::size_t i = 0; i < segment_slots(s); ++i) new (seg + i) Link();
+        return seg;
+    }
+    static void free_segment(Link* seg, unsigned s) noexcept {
+        if (seg == nullptr) return;
+        for (std::size_t i = 0; i < segment_slots(s); ++i) seg[i].~Link();
+        ::operator delete(seg, std::align_val_t{segment_alignment(s)});
+    }
+
+    std::array<std::atomic<Link*>, segment_count> segments_{};
+};
+
+// Bucket count for a table of n members after recovery: next power of two >= n / load_factor
+// (the growth rule's load: the table a run of inserts would have grown).
+inline std::uint64_t recovered_bucket_count(std::size_t n, std::uint64_t load_factor = 2) noexcept {
+    if (load_factor == 0) load_factor = 1;
+    const std::uint64_t want = std::max<std::uint64_t>(1, (n + load_factor - 1) / load_factor);  // rounded up
     return std::min<std::uint64_t>(std::bit_ceil(want), std::uint64_t{1} << 47);
 }
 
@@ -371,9 +487,11 @@ inline unsigned recovery_chunks(unsigned threads, std::uint64_t buckets, std::ui
     return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>({threads, buckets / 4096, parts})));
 }
 
-// Recovery: items (members, in any order) sorted by their place in list order among
-// `buckets` buckets, place(item) = the top log2(buckets) bits of its so-key (a regular
-// so_key is reverse_bits(hash) | 1, so these are its bucket's bits reversed). A two-level
+// Recovery: items (members, in any order) sorted by their place among `buckets` places,
+// the top log2(buckets) bits of the 64-bit place(item): of the so-key for list order
+// (link-free; a regular so_key is reverse_bits(hash) | 1, so these are its bucket's bits
+// reversed), of the hash's low bits moved to the top for bucket order (SOFT,
+// rebuild_split_ordered). A two-level
 // counting sort, both levels cache friendly: the constructor splits the items into `parts`
 // partitions of consecutive places (a histogram small enough for the L1 cache; one pass to
 // count, one to scatter), then sort_partition(p) sorts partition p by place with a count
@@ -431,93 +549,105 @@ private:
     std::vector<T> sorted_;
 };
 
+// A member for rebuild_split_ordered: its node and its key's hash (recomputed from the key,
+// never read from the media), whose low bits are its bucket; 0 for the list layout.
+template <class Node>
+struct hashed_member {
+    std::uint64_t hash;
+    Node* node;
+};
+
 // Recovery: link `members` (regular nodes, in any order) and one sentinel per bucket into
 // one list in split order, in O(n + buckets) plus a sort of each bucket's few nodes; never
 // a traversal from the head. Policy:
-//   std::uint64_t so_key(const Node*)          (the member's so-key, recomputed from its key)
 //   bool less(const Node*, const Node*)        (list order among regular nodes of one bucket)
-//   Node* make_sentinel(std::uint64_t so_key, std::uint64_t i)
-//                                              (a volatile sentinel; i in [1, buckets) is its
-//                                              place in list order, distinct per call, so the
-//                                              policy may take it from a preallocated block)
-//   void link(Node* from, Node* to)            (from.next := to; to == nullptr ends the list)
+//   Node* sentinel(std::uint64_t b)            (bucket b's sentinel, b in [1, buckets): the same
+//                                              node on every call, its address only; called
+//                                              from several threads at once, also for a bucket
+//                                              another thread is initialising)
+//   void init_sentinel(Node* s, std::uint64_t so_key)
+//                                              (once per bucket, by the thread that links it)
+//   void link(Node* from, Node* to, bool to_sentinel)
+//                                              (from.next := to; to == nullptr ends the list)
 //   optional: void drop_duplicate(Node* kept, Node* dropped)
 //             (two members at one position, e.g. a SOFT upsert interrupted by the crash:
 //             `dropped` is not linked; without this member duplicates are linked as found)
 // head is bucket 0's sentinel. The directory is reset to `buckets` buckets, all initialised,
 // and its count to the members linked. Returns that count.
 //
-// Work: place_sort's first level on the caller (two sequential passes over `members`);
-// then the partitions are cut into up to `threads` contiguous ranges (recovery_chunks),
-// each handled by its own thread: sort its partitions by place, then for each place in
-// list order its sentinel, the sort of its few members, the links; the members a few places
-// ahead are prefetched (they sit anywhere in memory, and each link is a store into one).
-// The ranges are stitched end to start. Every range but the first starts with a sentinel,
-// so duplicates (equal neighbours inside one bucket) never straddle two ranges.
-// make_sentinel, link and drop_duplicate are called from several threads at once (on
-// distinct nodes); set_sentinel on distinct buckets (segment allocation is a CAS).
-template <class Node, class Policy>
-std::size_t rebuild_split_ordered(bucket_directory<Node>& dir, Node* head, std::vector<Node*>& members,
+// Order of the work: BUCKET order, not list order. Every link is known without walking the
+// list: inside a bucket its sentinel, then its members sorted; the last of them (or the
+// sentinel of an empty bucket) points to the sentinel of the bucket whose place in list order
+// comes next (place = the bucket's bits reversed), whose address the policy gives. So each
+// bucket is written on its own: the members sorted by bucket (place_sort on the hash's low
+// bits, carried with each member so that the sort never reads a node: a bit reversal per
+// member in the partition pass, or a node read there, cost the pass 3x at 1M keys: too few
+// of its scattered reads were in flight), the directory in address order, ranges of
+// buckets on the recovery threads (recovery_chunks) that need no stitching. Written in list
+// order (as before), the directory was visited bit-reversed: for SOFT, whose sentinels ARE the
+// directory's slots (inline_directory), one cache miss per bucket scattered over the whole
+// directory, which outgrows the last-level cache (64 MiB at 4M keys and load factor 1) and
+// made recovery super-linear (docs/results.md, "set-recovery"). The members stay where the
+// scan put them (any order), so their links are scattered in both orders: they are
+// prefetched a few buckets ahead.
+template <class Directory, class Node, class Policy>
+std::size_t rebuild_split_ordered(Directory& dir, Node* head, const std::vector<hashed_member<Node>>& members,
                                   std::uint64_t buckets, Policy& policy, unsigned threads = 1) {
-    auto so_key = [&policy](Node* n) { return policy.so_key(n); };
-    place_sort<Node*, decltype(so_key)> ps(members, buckets, so_key);
+    using member = hashed_member<Node>;
+    const unsigned width = static_cast<unsigned>(std::bit_width(buckets)) - 1;
+    // place_sort sorts by the top `width` bits: the bucket's, moved up from the hash's bottom.
+    auto bucket_bits = [width](const member& m) -> std::uint64_t { return width == 0 ? 0 : m.hash << (64 - width); };
+    place_sort<member, decltype(bucket_bits)> ps(members, buckets, bucket_bits);
     const std::uint64_t parts = ps.parts();
-    std::vector<Node*>& sorted = ps.sorted();
-    struct piece {
-        Node* first = nullptr;
-        Node* last = nullptr;
-        std::size_t linked = 0;
+    std::vector<member>& sorted = ps.sorted();
+    // The sentinel after bucket b in list order (nullptr after the last place). The bucket at
+    // place i is bucket_in_list_order(i), an involution: b's own place is the same function of b.
+    const auto successor = [&](std::uint64_t b) -> Node* {
+        const std::uint64_t place = bucket_in_list_order(b, buckets);
+        return place + 1 == buckets ? nullptr : policy.sentinel(bucket_in_list_order(place + 1, buckets));
     };
+    if constexpr (requires { dir.reserve(buckets); }) dir.reserve(buckets);  // no segment race below
     const unsigned chunks = recovery_chunks(threads, buckets, parts);
-    std::vector<piece> pieces(chunks);
-    constexpr std::uint64_t ahead = 8;  // places prefetched ahead of the one being linked
+    std::vector<std::size_t> linked(chunks, 0);
+    constexpr std::uint64_t ahead = 8;  // buckets whose members are prefetched ahead of the one being linked
     for_each_range(chunks, parts, [&](unsigned c, std::uint64_t p0, std::uint64_t p1) {
         for (std::uint64_t p = p0; p < p1; ++p) ps.sort_partition(p);
-        piece& pc = pieces[c];
-        Node* tail = nullptr;
-        const auto append = [&](Node* n) {
-            if (tail == nullptr)
-                pc.first = n;
-            else
-                policy.link(tail, n);
-            tail = n;
-        };
-        const std::uint64_t i0 = ps.first_place(p0), i1 = ps.first_place(p1);
-        for (std::uint64_t i = i0; i < i1; ++i) {
-            if (i + ahead < i1)
-                for (std::size_t k = ps.begin(i + ahead); k < ps.end(i + ahead); ++k) __builtin_prefetch(sorted[k], 1);
-            const std::uint64_t b = bucket_in_list_order(i, buckets);
+        const std::uint64_t b0 = ps.first_place(p0), b1 = ps.first_place(p1);
+        std::size_t count = 0;
+        for (std::uint64_t b = b0; b < b1; ++b) {
+            if (b + ahead < b1)
+                for (std::size_t k = ps.begin(b + ahead); k < ps.end(b + ahead); ++k) __builtin_prefetch(sorted[k].node, 1);
+            Node* tail = head;
             if (b != 0) {
-                Node* s = policy.make_sentinel(sentinel_so_key(b), i);
-                dir.set_sentinel(b, s);
-                append(s);
-            } else {
-                append(head);
+                tail = policy.sentinel(b);
+                policy.init_sentinel(tail, sentinel_so_key(b));
+                dir.set_sentinel(b, tail);
             }
-            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(i));
-            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(i));
-            std::sort(first, last, [&](const Node* x, const Node* y) { return policy.less(x, y); });
+            auto first = sorted.begin() + static_cast<std::ptrdiff_t>(ps.begin(b));
+            auto last = sorted.begin() + static_cast<std::ptrdiff_t>(ps.end(b));
+            std::sort(first, last, [&](const member& x, const member& y) { return policy.less(x.node, y.node); });
+            Node* prev = nullptr;  // the last member linked in this bucket
             for (auto it = first; it != last; ++it) {
-                if constexpr (requires { policy.drop_duplicate(*it, *it); }) {
-                    if (tail != head && tail != *it && !is_sentinel_so_key(policy.so_key(tail)) &&
-                        !policy.less(tail, *it) && !policy.less(*it, tail)) {
-                        policy.drop_duplicate(tail, *it);
+                Node* n = it->node;
+                if constexpr (requires { policy.drop_duplicate(n, n); }) {
+                    if (prev != nullptr && !policy.less(prev, n) && !policy.less(n, prev)) {
+                        policy.drop_duplicate(prev, n);
                         continue;
                     }
                 }
-                append(*it);
-                ++pc.linked;
+                policy.link(tail, n, false);
+                tail = prev = n;
+                ++count;
             }
+            Node* next = successor(b);
+            policy.link(tail, next, next != nullptr);
         }
-        pc.last = tail;
+        linked[c] = count;
     });
-    std::size_t linked = 0;
-    for (unsigned c = 0; c < chunks; ++c) {
-        linked += pieces[c].linked;
-        policy.link(pieces[c].last, c + 1 < chunks ? pieces[c + 1].first : nullptr);
-    }
-    dir.reset(buckets, static_cast<std::int64_t>(linked));
-    return linked;
+    std::size_t total = 0;
+    for (const std::size_t n : linked) total += n;
+    dir.reset(buckets, static_cast<std::int64_t>(total));
+    return total;
 }
 
 }  // namespace ferrite::sets

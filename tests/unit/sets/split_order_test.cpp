@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <map>
 #include <random>
 #include <set>
@@ -186,15 +187,27 @@ struct tset {
 };
 
 TEST(BucketDirectory, SegmentsCoverEveryBucketOnce) {
-    for (std::uint64_t b = 0; b < 5000; ++b) {
-        const unsigned s = bucket_directory<tnode>::segment_of(b);
-        EXPECT_LT(bucket_directory<tnode>::index_in_segment(b, s), std::uint64_t{1} << s);
+    using d = bucket_directory<tnode>;
+    // every bucket of a table of 2^k buckets in segments 0..k, which hold exactly 2^k slots
+    std::uint64_t slots = 0;
+    unsigned last = 0;
+    for (std::uint64_t b = 0; b < 4096; ++b) {
+        const unsigned s = d::segment_of(b);
+        ASSERT_LT(d::index_in_segment(b, s), d::segment_slots(s));
+        if (b == 0 || s != last) {
+            EXPECT_EQ(d::index_in_segment(b, s), 0u) << "segment " << s << " starts at bucket " << b;
+            slots += d::segment_slots(s);
+            last = s;
+        }
+        EXPECT_EQ(slots, std::bit_ceil(b + 1)) << "buckets 0.." << b;
     }
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(0), 0u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(1), 1u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(2), 1u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of(3), 2u);
-    EXPECT_EQ(bucket_directory<tnode>::segment_of((std::uint64_t{1} << 47) - 1), 47u) << "the last bucket below the cap has a segment";
+    EXPECT_EQ(d::segment_of(0), 0u);
+    EXPECT_EQ(d::segment_of(1), 1u);
+    EXPECT_EQ(d::segment_of(2), 2u);
+    EXPECT_EQ(d::segment_of(3), 2u);
+    EXPECT_EQ(d::segment_of(4), 3u);
+    EXPECT_EQ(d::segment_of((std::uint64_t{1} << 47) - 1), 47u) << "the last bucket below the cap has a segment";
+    EXPECT_LT(d::segment_of((std::uint64_t{1} << 47) - 1), d::segment_count);
 }
 
 TEST(BucketDirectory, GrowsFromOneBucketAndInitialisesLazily) {
@@ -252,26 +265,35 @@ TEST(BucketDirectory, ConcurrentInsertsAndInitialisation) {
 }
 
 struct rebuild_policy {
-    std::uint64_t hash(const tnode* n) const { return hash_key(n->key); }
-    std::uint64_t so_key(const tnode* n) const { return n->so_key; }
+    // One sentinel per bucket but 0 (the head), made up front: sentinel(b) is asked for the
+    // address of a bucket that another thread may be linking. The list owns them once linked.
+    explicit rebuild_policy(std::uint64_t buckets) : sentinels(buckets, nullptr) {
+        for (std::uint64_t b = 1; b < buckets; ++b) sentinels[b] = new tnode;
+    }
+    std::vector<tnode*> sentinels;
     bool less(const tnode* a, const tnode* b) const {
         return tlist::cmp(a, b->so_key, &b->key) < 0;
     }
-    tnode* make_sentinel(std::uint64_t so, std::uint64_t /*place*/) {
-        auto* n = new tnode;
-        n->so_key = so;
-        return n;
+    tnode* sentinel(std::uint64_t b) { return sentinels[b]; }
+    void init_sentinel(tnode* s, std::uint64_t so) { s->so_key = so; }
+    void link(tnode* from, tnode* to, bool to_sentinel) {
+        // a sentinel's so-key may be written by another thread meanwhile; a member's is not
+        if (to_sentinel) {
+            EXPECT_NE(to, nullptr);
+        } else if (to != nullptr) {
+            EXPECT_FALSE(is_sentinel_so_key(to->so_key));
+        }
+        from->next.store(to, std::memory_order_relaxed);
     }
-    void link(tnode* from, tnode* to) { from->next.store(to, std::memory_order_relaxed); }
 };
 
 TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
     // 5000 and 17000 members: two-level counting sort with 2 and 8 partitions; threads 2
-    // and 3 link 17000 members (16384 buckets) in 2 and 3 ranges stitched together.
+    // and 3 link 17000 members (16384 buckets) in 2 and 3 ranges of buckets.
     for (auto [n, threads] : std::vector<std::pair<std::size_t, unsigned>>{
              {0, 1}, {1, 1}, {2, 1}, {7, 2}, {1000, 1}, {5000, 1}, {5000, 2}, {17000, 2}, {17000, 3}}) {
         tset t({true, 1, 2});
-        std::vector<tnode*> members;
+        std::vector<hashed_member<tnode>> members;
         std::mt19937_64 rng(n);
         std::set<std::uint64_t> keys;
         while (keys.size() < n) keys.insert(rng() % 10000000);
@@ -279,11 +301,11 @@ TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
             auto* m = new tnode;
             m->key = k;
             m->so_key = regular_so_key(hash_key(k));
-            members.push_back(m);
+            members.push_back({hash_key(k), m});
         }
         std::shuffle(members.begin(), members.end(), rng);
         const auto buckets = recovered_bucket_count(n);
-        rebuild_policy p;
+        rebuild_policy p(buckets);
         EXPECT_EQ(rebuild_split_ordered(t.dir, &t.list.head, members, buckets, p, threads), n);
         EXPECT_EQ(t.dir.bucket_count(), buckets);
         EXPECT_EQ(t.dir.size(), n);
@@ -299,21 +321,22 @@ TEST(BucketDirectory, RebuildLinksMembersAndSentinelsInSplitOrder) {
 }
 
 struct dedup_policy : rebuild_policy {
+    using rebuild_policy::rebuild_policy;
     std::vector<std::pair<tnode*, tnode*>> dropped;
     void drop_duplicate(tnode* kept, tnode* gone) { dropped.emplace_back(kept, gone); }
 };
 
 TEST(BucketDirectory, RebuildDropsDuplicatesWhenThePolicyAsks) {
     tset t({true, 1, 2});
-    std::vector<tnode*> members;
+    std::vector<hashed_member<tnode>> members;
     for (std::uint64_t k = 0; k < 50; ++k)
         for (int copy = 0; copy < (k % 3 == 0 ? 2 : 1); ++copy) {
             auto* m = new tnode;
             m->key = k;
             m->so_key = regular_so_key(hash_key(k));
-            members.push_back(m);
+            members.push_back({hash_key(k), m});
         }
-    dedup_policy p;
+    dedup_policy p(8);
     EXPECT_EQ(rebuild_split_ordered(t.dir, &t.list.head, members, 8, p), 50u);
     EXPECT_EQ(p.dropped.size(), 17u);
     for (auto [kept, gone] : p.dropped) {

@@ -11,6 +11,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -278,8 +279,9 @@ TEST(EpochDomain, AnExitedThreadsBagsPassToTheNextThreadWithItsId) {
     std::thread([&] {
         second_id = this_thread_id();
         // Reads only: pins and unpins without retiring; every 64th unpin of a record that
-        // holds nodes collects.
-        for (int i = 0; i < 64 * 8 && count_reclaimed(items) < items.size(); ++i) {
+        // holds nodes collects, and with the asymmetric fence every 16th such collect tries
+        // to advance (three advances make the bags safe).
+        for (int i = 0; i < 64 * 16 * 8 && count_reclaimed(items) < items.size(); ++i) {
             auto g = d.pin();
         }
     }).join();
@@ -287,6 +289,24 @@ TEST(EpochDomain, AnExitedThreadsBagsPassToTheNextThreadWithItsId) {
     EXPECT_EQ(count_reclaimed(items), items.size());
     for (const item& it : items) EXPECT_EQ(it.by.load(), second_id);
     EXPECT_EQ(d.pending(), 0u);
+}
+
+// pin's fast path caches the thread's record keyed by the domain's id: a domain made at the
+// address of a destroyed one must not find the destroyed one's record (retire would then
+// see its own record unpinned, or pin would write freed memory).
+TEST(EpochDomain, ADomainAtADestroyedDomainsAddressGetsItsOwnRecord) {
+    alignas(epoch_domain) unsigned char buffer[sizeof(epoch_domain)];
+    counter c;
+    for (int round = 0; round < 3; ++round) {
+        auto* d = new (buffer) epoch_domain;
+        {
+            auto g = d->pin();
+            d->retire(nullptr, reclaim_nothing, &c);
+        }
+        churn(*d, c, 200);
+        d->~epoch_domain();
+    }
+    EXPECT_EQ(c.runs.load(), 3u * 201u);
 }
 
 TEST(EpochDomain, DestructorRunsWhatExitedThreadsLeft) {
