@@ -28,7 +28,10 @@ class CpnvmEngineTest : public ::testing::Test {
     path_ = "/dev/shm/ferrite-kv-cpnvm-test-" + std::to_string(::getpid());
     std::filesystem::remove(path_);
   }
-  void TearDown() override { std::filesystem::remove(path_); }
+  void TearDown() override {
+    std::filesystem::remove(path_);
+    std::filesystem::remove(path_.string() + "-strict");  // AFullImageEvictsOrRefusesWithNoEvict's, also when it fails
+  }
 
   cpnvm_engine_options options(durability mode = durability::epoch) const {
     cpnvm_engine_options o;
@@ -170,7 +173,6 @@ TEST_F(CpnvmEngineTest, AFullImageEvictsOrRefusesWithNoEvict) {
     EXPECT_EQ(last, store_result::out_of_memory);
     EXPECT_EQ(strict.stats().evictions, 0u);
   }
-  std::filesystem::remove(strict_options.pool);
 }
 
 TEST_F(CpnvmEngineTest, ItemsBeyondTheBlockLimitAreTooLarge) {
