@@ -343,12 +343,16 @@ cpnvm_engine::found cpnvm_engine::find_live(std::uint64_t hash, std::string_view
 void cpnvm_engine::unlink(const found& f) {
   write(f.link, sizeof *f.link);
   *f.link = f.item->next;
+  release(f.item);
+}
+
+void cpnvm_engine::release(cp_item* item) {
   counters_.items.fetch_sub(1, std::memory_order_relaxed);
-  counters_.bytes.fetch_sub(f.item->key_length + f.item->value_length, std::memory_order_relaxed);
-  set_referenced(f.item, false);
-  const std::size_t block = cp_item::bytes_for(f.item->key_length, f.item->value_length);
+  counters_.bytes.fetch_sub(item->key_length + item->value_length, std::memory_order_relaxed);
+  set_referenced(item, false);
   me(this).marked += 64;
-  image_->deallocate(f.item, block);  // marks the block's first word and the free list head
+  // Marks the block's first word and the free list head.
+  image_->deallocate(item, cp_item::bytes_for(item->key_length, item->value_length));
 }
 
 std::size_t cpnvm_engine::max_block_bytes() const {
@@ -440,13 +444,7 @@ store_outcome cpnvm_engine::put(stripe& s, std::uint64_t hash, const found& old,
   item->next = current.item != nullptr ? current.item->next : *link;
   write(link, sizeof *link);
   *link = offset_of(item);
-  if (current.item != nullptr) {
-    counters_.items.fetch_sub(1, std::memory_order_relaxed);
-    counters_.bytes.fetch_sub(current.item->key_length + current.item->value_length, std::memory_order_relaxed);
-    set_referenced(current.item, false);
-    image_->deallocate(current.item, cp_item::bytes_for(current.item->key_length, current.item->value_length));
-    me(this).marked += 64;
-  }
+  if (current.item != nullptr) release(current.item);
   counters_.items.fetch_add(1, std::memory_order_relaxed);
   counters_.bytes.fetch_add(key.size() + value_length, std::memory_order_relaxed);
   counters_.total_items.fetch_add(1, std::memory_order_relaxed);

@@ -145,6 +145,7 @@ class cpnvm_engine final : public engine {
   void write(void* p, std::size_t n);  // marks [p, p + n) before the caller writes it
   void before_operation();             // a checkpoint first when this thread marked a lot
   void unlink(const found& f);         // out of its chain and back to the allocator
+  void release(cp_item* item);         // an item no chain holds: counts, CLOCK bit, back to the allocator
   store_outcome put(stripe& s, std::uint64_t hash, const found& old, std::string_view key, std::string_view head,
                     std::string_view tail, std::uint32_t flags, std::int64_t expires_at, std::int64_t now);
   void* allocate_with_eviction(stripe& held, const cp_item* keep, std::size_t bytes);
