@@ -11,6 +11,7 @@
 // because an expired item must look absent to every operation, not only to reads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -87,6 +88,10 @@ struct engine_stats {
   std::uint64_t evictions = 0;
   std::uint64_t expired_unfetched = 0;
   std::uint64_t reclaimed = 0;    // expired or flushed items removed on access
+  // An engine with checkpoint epochs (cpnvm): the last committed one and how many this run
+  // committed (`stats` shows them as durable_epoch and checkpoints; absent elsewhere).
+  std::optional<std::uint64_t> durable_epoch;
+  std::uint64_t checkpoints = 0;
 };
 
 // What a durable engine found when it opened its pool (the server logs it).
@@ -110,13 +115,17 @@ class engine {
   // its last; batch_begin() and batch_end() around each batch of requests read from one
   // connection, whose replies go out only after batch_end() returns (so a batch_end that
   // waits for durability acknowledges nothing early); worker_idle() before it waits for
-  // input. Engine calls come only from worker threads, inside a batch.
+  // input, which answers how long the worker may wait before it calls worker_idle() again
+  // (nullopt: until input comes). `wake`, given to worker_started(), may be called from any
+  // thread: it ends that worker's wait soon (it then calls worker_idle() again unless input
+  // came). Engine calls come only from worker threads, inside a batch.
+  using worker_wake = std::function<void()>;
   [[nodiscard]] virtual bool wants_worker_hooks() const { return false; }
-  virtual void worker_started() {}
+  virtual void worker_started(worker_wake /*wake*/) {}
   virtual void worker_stopping() {}
   virtual void batch_begin() {}
   virtual void batch_end() {}
-  virtual void worker_idle() {}
+  virtual std::optional<std::chrono::nanoseconds> worker_idle() { return std::nullopt; }
 
   // The engine's name as `stats settings` and the log show it.
   [[nodiscard]] virtual std::string_view name() const = 0;

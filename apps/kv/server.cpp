@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <mutex>
@@ -51,6 +52,7 @@ struct worker {
   std::vector<evutil_socket_t> arrivals;
   std::unordered_set<connection*> open;
   std::thread thread;
+  event* idle_timer = nullptr;  // ends an idle wait the engine bounded (worker_idle)
   std::uint64_t batches = 0;  // handled by this worker: a loop pass that added none found it idle
   std::atomic<bool> stopping{false};  // set by the main thread, acted on by the worker itself
 };
@@ -152,13 +154,18 @@ void run_worker(worker* w) {
     event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);  // waits for connections while it has none
     return;
   }
-  store.worker_started();
+  store.worker_started([w] { event_active(w->wake, EV_READ, 0); });
   while (!w->stopping.load(std::memory_order_acquire)) {
     const std::uint64_t seen = w->batches;
     event_base_loop(w->base, EVLOOP_NONBLOCK);
     if (w->batches != seen || w->stopping.load(std::memory_order_acquire)) continue;
-    store.worker_idle();
+    if (const auto bound = store.worker_idle()) {
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(*bound).count();
+      const timeval after{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
+      evtimer_add(w->idle_timer, &after);
+    }
     event_base_loop(w->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+    evtimer_del(w->idle_timer);
   }
   store.worker_stopping();
 }
@@ -267,6 +274,9 @@ server::server(server_context& context) : impl_(std::make_unique<impl>(context))
     w->base = event_base_new();
     if (w->base == nullptr) throw std::runtime_error("cannot create a worker's event loop");
     w->wake = event_new(w->base, -1, EV_PERSIST, on_wake, w.get());
+    // Firing is all it does: the loop pass it ends returns to run_worker.
+    w->idle_timer = evtimer_new(w->base, [](evutil_socket_t, short, void*) {}, nullptr);
+    if (w->wake == nullptr || w->idle_timer == nullptr) throw std::runtime_error("cannot create a worker's events");
     self.workers.push_back(std::move(w));
   }
   self.terminate = evsignal_new(self.base, SIGTERM, impl::on_signal, &self);
@@ -285,7 +295,8 @@ server::~server() {
     }
     for (connection* c : std::vector<connection*>(w->open.begin(), w->open.end())) close_connection(c);
     for (const evutil_socket_t fd : w->arrivals) evutil_closesocket(fd);
-    event_free(w->wake);
+    if (w->wake != nullptr) event_free(w->wake);
+    if (w->idle_timer != nullptr) event_free(w->idle_timer);
     event_base_free(w->base);
   }
   if (self.terminate != nullptr) event_free(self.terminate);

@@ -110,6 +110,10 @@ void session::stats(std::string& out) {
     stat(out, "expired_unfetched", held.expired_unfetched);
     stat(out, "evictions", held.evictions);
     stat(out, "reclaimed", held.reclaimed);
+    if (held.durable_epoch) {
+      stat(out, "durable_epoch", *held.durable_epoch);
+      stat(out, "checkpoints", held.checkpoints);
+    }
     stat(out, "engine", context_.store.name());
   }
   out += "END\r\n";

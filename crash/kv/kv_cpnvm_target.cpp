@@ -71,7 +71,7 @@ class kv_cpnvm_workload final : public sim::workload {
   ~kv_cpnvm_workload() override { engine_.reset(); }
 
   void run_thread(unsigned tid) override {
-    engine_->worker_started();
+    engine_->worker_started({});
     for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
       progress_.begin(tid);
       engine_->batch_begin();

@@ -152,6 +152,12 @@ bool checkpointer::is_due(thread_state& me) noexcept {
     return false;
 }
 
+std::chrono::nanoseconds checkpointer::until_due() const noexcept {
+    if (due_.load(std::memory_order_acquire)) return std::chrono::nanoseconds(0);
+    const std::int64_t since = now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed);
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval) - std::chrono::nanoseconds(since);
+}
+
 bool checkpointer::checkpoint(unsigned t) {
     if (t >= threads_.size() || !threads_[t].joined)
         throw usage_error("checkpointer: thread " + std::to_string(t) + " checkpoints without having joined");

@@ -213,6 +213,8 @@ unsigned program_image::current_tid(const char* what) const {
 void program_image::mark(const void* p, std::size_t n) { s_->cp.mark(current_tid("mark"), p, n); }
 bool program_image::checkpoint() { return s_->cp.checkpoint(current_tid("checkpoint")); }
 
+std::chrono::nanoseconds program_image::until_checkpoint_due() const noexcept { return s_->cp.until_due(); }
+
 void program_image::sync() {
     const unsigned t = current_tid("sync");
     s_->cp.request();

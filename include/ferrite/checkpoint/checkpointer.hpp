@@ -103,6 +103,10 @@ public:
     bool checkpoint(unsigned t);
     // Makes the next checkpoint due whatever the interval.
     void request() noexcept { due_.store(true, std::memory_order_release); }
+    // How long until a checkpoint comes due by the interval: zero or less when one is due
+    // now (or requested). For a thread that waits for input and wants to wake in time to take
+    // part in the next checkpoint rather than force one of its own.
+    std::chrono::nanoseconds until_due() const noexcept;
 
     std::uint64_t epoch() const noexcept { return log_.committed_epoch(); }
     checkpoint_stats stats() const noexcept;  // while no thread runs a checkpoint

@@ -122,6 +122,10 @@ public:
     void mark(const void* p, std::size_t n);
     bool checkpoint();  // true when an epoch committed in this call
     void sync();        // commits an epoch now; returns after it is durable
+    // Time until the interval makes a checkpoint due (<= 0: due now). A thread about to wait
+    // for input with marked lines may wait this long, still counted, and then take part in
+    // the checkpoint instead of forcing one as quiesce() does (ferrite-kv's cpnvm engine).
+    std::chrono::nanoseconds until_checkpoint_due() const noexcept;
 
     void* root(std::string_view name) const;             // nullptr if not set
     void set_root(std::string_view name, const void* p);  // p in the image, or nullptr to clear

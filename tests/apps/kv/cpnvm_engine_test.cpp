@@ -10,11 +10,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -57,7 +61,9 @@ class CpnvmEngineTest : public ::testing::Test {
 
 // The calling thread as a server worker for the scope: one batch at a time.
 struct worker {
-  explicit worker(cpnvm_engine& e) : engine(e) { engine.worker_started(); }
+  // With no wake (as here) an idle worker quiesces at once, forcing a checkpoint of what it
+  // marked: the tests below that give one see the server's way.
+  explicit worker(cpnvm_engine& e, engine::worker_wake wake = {}) : engine(e) { engine.worker_started(std::move(wake)); }
   ~worker() { engine.worker_stopping(); }
   template <class F>
   void batch(F&& requests) {
@@ -113,6 +119,94 @@ TEST_F(CpnvmEngineTest, EpochModeLosesOnlyTheEpochThatHadNotCommitted) {
   EXPECT_EQ(get(e, "a"), "first") << "an idle worker's writes are durable";
   EXPECT_EQ(get(e, "b"), std::nullopt) << "the last batch's epoch never committed";
   EXPECT_TRUE(e.check_items().empty());
+}
+
+// A child whose worker (given a wake, as the server's are) stores "a" and goes idle; `then`
+// runs next, and the child dies without closing.
+template <class Then>
+void die_after_an_idle_write(const cpnvm_engine_options& o, Then then) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpnvm_engine e(o);
+    then(e);
+    ::_exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's expectations failed";
+}
+
+TEST_F(CpnvmEngineTest, AnIdleEpochWorkerWaitsForTheIntervalsCheckpointInsteadOfForcingOne) {
+  auto o = options();
+  o.interval = 400ms;
+  // Dies while the worker waits: the write was not forced into an epoch of its own.
+  die_after_an_idle_write(o, [](cpnvm_engine& e) {
+    worker w(e, [] {});
+    w.batch([&] { set(e, "a", "first"); });
+    const auto bound = e.worker_idle();
+    if (!bound || *bound <= 0ns || *bound > 400ms) ::_exit(2);
+    ::_exit(0);  // before the worker stops: stopping takes part in a checkpoint
+  });
+  {
+    cpnvm_engine e(o);
+    worker w(e);
+    EXPECT_EQ(get(e, "a"), std::nullopt) << "the idle worker forced a checkpoint";
+  }
+  std::filesystem::remove(path_);
+  // Waits as the server does (its timer), then takes part in the due checkpoint.
+  die_after_an_idle_write(o, [](cpnvm_engine& e) {
+    worker w(e, [] {});
+    w.batch([&] { set(e, "a", "first"); });
+    int waits = 0;
+    while (const auto bound = e.worker_idle()) {
+      std::this_thread::sleep_for(*bound);
+      if (++waits > 1000) ::_exit(3);
+    }
+  });
+  cpnvm_engine e(o);
+  worker w(e);
+  EXPECT_EQ(get(e, "a"), "first") << "durable once the interval's checkpoint came due";
+}
+
+TEST_F(CpnvmEngineTest, AThreadForcingACheckpointWakesAWaitingWorker) {
+  // Epochs by the clock never come due (60 s): only the wake can end the waiting worker's
+  // wait, and the forcing thread's checkpoint waits for it at the barrier.
+  die_after_an_idle_write(options(), [](cpnvm_engine& e) {
+    std::mutex m;
+    std::condition_variable woken_cv;
+    bool woken = false;
+    std::atomic<bool> waiting{false}, timed_out{false};
+    std::thread waiter([&] {
+      worker w(e, [&] {
+        const std::lock_guard held(m);
+        woken = true;
+        woken_cv.notify_one();
+      });
+      w.batch([&] { set(e, "a", "first"); });
+      auto bound = e.worker_idle();
+      if (!bound || *bound < 30s) ::_exit(4);
+      waiting = true;
+      while (bound) {
+        std::unique_lock held(m);
+        if (!woken_cv.wait_for(held, 10s, [&] { return woken; })) timed_out = true;
+        woken = false;
+        held.unlock();
+        bound = e.worker_idle();  // quiesces: takes part in the forced checkpoint
+      }
+      ::pause();  // a server worker waits for input here, quiescent
+    });
+    waiter.detach();
+    while (!waiting) std::this_thread::sleep_for(1ms);
+    worker w(e);  // no wake: its idle forces a checkpoint of "b", which must wake the waiter
+    w.batch([&] { set(e, "b", "second"); });
+    e.worker_idle();
+    if (timed_out) ::_exit(5);
+  });
+  cpnvm_engine e(options());
+  worker w(e);
+  EXPECT_EQ(get(e, "a"), "first") << "the woken worker's write went into the forced checkpoint";
+  EXPECT_EQ(get(e, "b"), "second");
 }
 
 TEST_F(CpnvmEngineTest, SyncModeKeepsEveryBatchWhoseRepliesWentOut) {
