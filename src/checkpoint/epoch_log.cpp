@@ -14,7 +14,11 @@ namespace {
 
 constexpr std::uint64_t line = 64;
 constexpr std::uint64_t magic = 0x31474f4c50434546ull;  // "FECPLOG1"
-constexpr std::uint32_t version = 1;
+// Version 2 (this build's logs): the four-lane record checksum. A version 1 log (the one-lane
+// checksum) is still opened and keeps its version and checksum, so a pool written by an older
+// build recovers here and stays readable by it.
+constexpr std::uint32_t version = 2;
+constexpr std::uint32_t oldest_version = 1;
 constexpr std::uint32_t max_threads = 256;
 constexpr std::uint64_t header_lines = 3;  // identity, committed, applied
 
@@ -38,28 +42,42 @@ static_assert(sizeof(record_header) == 24);
 
 std::uint64_t identity_checksum(const identity& id) noexcept { return pmem::fnv1a64(&id, offsetof(identity, checksum)); }
 
-// The record's checksum: the header's first three fields and the payload, word by word.
-std::uint32_t record_checksum(std::uint64_t epoch, std::uint64_t offset, std::uint32_t length,
-                              const std::byte* payload) noexcept {
-    std::uint64_t h = 0x9e3779b97f4a7c15ull ^ epoch;
-    const auto mix = [&h](std::uint64_t w) {
-        h ^= w;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    };
-    mix(offset);
-    mix(length);
+// The record's checksum: the header's first three fields and the payload, word by word,
+// each word xored into a 64-bit state that is then multiplied and folded. Version 1 runs one
+// such state over the words in turn: a chain of dependent multiplies, about 5 cycles per
+// 8 bytes, which was 4.6% of a ferrite-kv server's CPU under 4 KiB sets. Version 2 runs four
+// independent states over the words in turn (word i into state i % 4) and folds them into
+// one at the end: the multiplies overlap, about four times the speed.
+std::uint64_t mix(std::uint64_t h, std::uint64_t w) noexcept {
+    h ^= w;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+std::uint64_t full_word(const std::byte* at) noexcept {
+    std::uint64_t w;
+    std::memcpy(&w, at, 8);
+    return w;
+}
+
+std::uint64_t payload_word(const std::byte* payload, std::size_t i, std::uint32_t length) noexcept {
+    if (length - i >= 8) return full_word(payload + i);
+    std::uint64_t w = 0;  // the last, short word: zero-padded
+    std::memcpy(&w, payload + i, length - i);
+    return w;
+}
+
+std::uint32_t record_checksum(std::uint32_t log_version, std::uint64_t epoch, std::uint64_t offset,
+                              std::uint32_t length, const std::byte* payload) noexcept {
+    std::uint64_t h = mix(mix(0x9e3779b97f4a7c15ull ^ epoch, offset), length);
     std::size_t i = 0;
-    for (; i + 8 <= length; i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, payload + i, 8);
-        mix(w);
+    if (log_version >= 2) {
+        std::uint64_t lanes[4] = {h, h ^ 1, h ^ 2, h ^ 3};
+        for (; i + 32 <= length; i += 32)
+            for (std::size_t k = 0; k < 4; ++k) lanes[k] = mix(lanes[k], full_word(payload + i + 8 * k));
+        h = mix(mix(mix(lanes[0], lanes[1]), lanes[2]), lanes[3]);
     }
-    if (i < length) {
-        std::uint64_t w = 0;
-        std::memcpy(&w, payload + i, length - i);
-        mix(w);
-    }
+    for (; i < length; i += 8) h = mix(h, payload_word(payload, i, length));
     return static_cast<std::uint32_t>(h ^ (h >> 32));
 }
 
@@ -97,7 +115,7 @@ std::uint64_t epoch_log::record_bytes(std::uint32_t length) noexcept {
 }
 
 epoch_log::epoch_log(std::byte* region, const log_geometry& g)
-    : region_(region), geometry_(g),
+    : region_(region), geometry_(g), version_(version),
       image_(region + header_lines * line + g.threads * g.log_bytes), used_(g.threads, 0), sealed_(g.threads, 0) {}
 
 std::byte* epoch_log::log_of(unsigned t) const noexcept { return region_ + header_lines * line + t * geometry_.log_bytes; }
@@ -122,7 +140,7 @@ epoch_log epoch_log::create(std::byte* region, std::uint64_t bytes, const log_ge
     *word_at(region, 2) = 0;
     pmem::pwb(word_at(region, 1));
     pmem::pwb(word_at(region, 2));
-    identity id{magic, version, g.threads, g.log_bytes, g.image_bytes, 0};
+    identity id{magic, log.version_, g.threads, g.log_bytes, g.image_bytes, 0};
     id.checksum = identity_checksum(id);
     std::memcpy(region, &id, sizeof id);
     pmem::pwb(region);
@@ -135,8 +153,9 @@ epoch_log epoch_log::open(std::byte* region, std::uint64_t bytes) {
     identity id;
     std::memcpy(&id, region, sizeof id);
     if (id.magic != magic) damaged("the region does not start with a checkpoint log's magic number");
-    if (id.version != version)
-        damaged("format version " + std::to_string(id.version) + ", this build reads version " + std::to_string(version));
+    if (id.version < oldest_version || id.version > version)
+        damaged("format version " + std::to_string(id.version) + ", this build reads versions " +
+                std::to_string(oldest_version) + " to " + std::to_string(version));
     if (id.checksum != identity_checksum(id)) damaged("the identity line's checksum does not match");
     const log_geometry g{id.threads, id.log_bytes, id.image_bytes};
     try {
@@ -147,6 +166,7 @@ epoch_log epoch_log::open(std::byte* region, std::uint64_t bytes) {
         damaged(std::string("impossible geometry: ") + e.what());
     }
     epoch_log log(region, g);
+    log.version_ = id.version;
     if (log.applied_epoch() > log.committed_epoch())
         damaged("applied epoch " + std::to_string(log.applied_epoch()) + " is past the committed epoch " +
                 std::to_string(log.committed_epoch()));
@@ -168,7 +188,7 @@ bool epoch_log::append(unsigned t, std::uint64_t epoch, std::uint64_t offset, co
     std::memcpy(at + sizeof(record_header), payload, length);
     const auto padded = round_up(length, 8);
     if (padded != length) std::memset(at + sizeof(record_header) + length, 0, padded - length);
-    const record_header h{epoch, offset, length, record_checksum(epoch, offset, length, payload)};
+    const record_header h{epoch, offset, length, record_checksum(version_, epoch, offset, length, payload)};
     std::memcpy(at, &h, sizeof h);
     std::memset(at + sizeof(record_header) + padded, 0, 8);  // end marker
     used_[t] += size - 8;  // the next record overwrites the end marker (seal writes it back)
@@ -219,7 +239,7 @@ void epoch_log::for_each_record(unsigned t, bool validate, Fn&& fn) const {
             if (h.offset > geometry_.image_bytes || h.length > geometry_.image_bytes - h.offset)
                 damaged(where + ": bytes [" + std::to_string(h.offset) + ", +" + std::to_string(h.length) +
                         ") lie outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
-            if (h.checksum != record_checksum(h.epoch, h.offset, h.length, bytes))
+            if (h.checksum != record_checksum(version_, h.epoch, h.offset, h.length, bytes))
                 damaged(where + ": checksum does not match its contents");
         }
         fn(h.epoch, h.offset, h.length, bytes);

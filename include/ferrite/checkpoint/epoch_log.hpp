@@ -14,7 +14,8 @@
 //   logs     `threads` logs of log_bytes each
 //   image    image_bytes: the persistent image
 // A record: {u64 epoch, u64 image offset, u32 length, u32 checksum} then the bytes, padded
-// to 8; the checksum covers the other fields and the bytes. Each append also writes an end
+// to 8; the checksum covers the other fields and the bytes (version 2: four interleaved lanes,
+// version 1: one; a log keeps the version it was created with). Each append also writes an end
 // marker (a zero epoch word) after its record, so a scan stops there whatever the bytes
 // after it held (a log is reused from its start after every replay).
 //
@@ -122,6 +123,7 @@ private:
 
     std::byte* region_;
     log_geometry geometry_;
+    std::uint32_t version_;  // of the format: it picks the record checksum (epoch_log.cpp)
     std::byte* image_;
     std::vector<std::uint64_t> used_;    // per thread: bytes of its log written since the last replay
     std::vector<std::uint64_t> sealed_;  // per thread: bytes of its log written back by seal()
