@@ -26,10 +26,19 @@ constexpr std::uint64_t safe_after = 3;  // a bag tagged t runs once E >= t + 3
 constexpr unsigned collect_every = 64;   // retires (or unpins with work left) per collect
 static_assert((collect_every & (collect_every - 1)) == 0, "collect_every: a power of two");
 // With the asymmetric fence an advance costs a system call that interrupts every running
-// thread of the process (about 8 us on the project's VM), so the collects that unpins start
-// (frequent: every 64 unpins while anything is held) try to advance only every 16th time;
-// the collects that retires start (every 64 retires) always do, which bounds what a thread
-// holds exactly as before.
+// thread of the process (about 8 us on the project's VM, and the interrupted thread's
+// operation with it: the 2-thread p99.9 of 12-17 us in set-mix), so advances are rationed
+// (docs/results.md, "Fewer membarriers"):
+//   * a collect that retire starts (every 64 retires) advances only if E has not moved
+//     since this thread's previous collect: when another thread is advancing, this one's
+//     bags become safe at that pace without a system call of its own; alone (no other
+//     advancer) it advances every time, which bounds what it holds exactly as before;
+//   * a collect that unpin starts (every 64 unpins while anything is held) advances only
+//     every 16th time, and then only if the thread retired nothing and E did not move since
+//     the previous such check: a thread that retires is served by its own retire collects,
+//     one whose nodes others' advances make safe needs none; only a thread that holds nodes
+//     while nothing advances (it stopped retiring, the others are idle) pays for it.
+// Safety never depends on how often E advances (fewer advances only hold nodes longer).
 constexpr unsigned unpin_advance_every = 16;
 
 // The asymmetric fence (the scheme of userspace RCU's membarrier flavour): a pin announces
@@ -87,6 +96,11 @@ struct bag {
 struct alignas(line) epoch_domain::thread_record : epoch_domain::record_base {
     std::atomic<std::size_t> pending{0};   // = held, for pending() on other threads
     std::array<bag, bag_count> bags{};
+    // The rationing of advances (unpin_advance_every): E as this thread's last collect left
+    // it, and E and retires at its last unpin check.
+    std::uint64_t seen_epoch = 0;
+    std::uint64_t unpin_check_epoch = 0;
+    unsigned unpin_check_retires = 0;
 };
 
 struct alignas(line) epoch_domain::state {
@@ -150,8 +164,18 @@ epoch_domain::guard epoch_domain::pin_slow() {
 
 void epoch_domain::unpin_collect(record_base& rb) noexcept {
     auto& r = static_cast<thread_record&>(rb);
-    if ((++r.unpins & (collect_every - 1)) == 0)
-        collect(r, false, !light_ || ++r.unpin_collects % unpin_advance_every == 0);
+    if ((++r.unpins & (collect_every - 1)) != 0) return;
+    bool advance = true;
+    if (light_) {
+        advance = false;
+        if (++r.unpin_collects % unpin_advance_every == 0) {
+            const std::uint64_t now = state_->epoch.load(std::memory_order_relaxed);
+            advance = r.retires == r.unpin_check_retires && now == r.unpin_check_epoch;
+            r.unpin_check_retires = r.retires;
+            r.unpin_check_epoch = now;
+        }
+    }
+    collect(r, false, advance);
 }
 
 void epoch_domain::retire(void* node, reclaim_fn reclaim, void* context) {
@@ -168,7 +192,8 @@ void epoch_domain::retire(void* node, reclaim_fn reclaim, void* context) {
     }
     b.items.push_back(retired{node, reclaim, context});
     r->pending.store(++r->held, std::memory_order_relaxed);
-    if ((++r->retires & (collect_every - 1)) == 0) collect(*r, true, true);
+    if ((++r->retires & (collect_every - 1)) == 0)
+        collect(*r, true, !light_ || state_->epoch.load(std::memory_order_relaxed) == r->seen_epoch);
 }
 
 void epoch_domain::collect(thread_record& r, bool pinned, bool advance) noexcept {
@@ -179,6 +204,7 @@ void epoch_domain::collect(thread_record& r, bool pinned, bool advance) noexcept
     // acquire: the advance to this value followed a scan that read the unpin (release) of
     // every thread that could still reach these nodes (argument 3).
     const std::uint64_t now = state_->epoch.load(std::memory_order_acquire);
+    r.seen_epoch = now;
     for (bag& b : r.bags)
         if (!b.items.empty() && b.tag + safe_after <= now) run_bag(r, b);
 }

@@ -28,8 +28,13 @@
 //     the listing's loser would also destroy a node another thread is replacing;
 //   * reclamation by epochs (sync/epoch_domain.hpp): the thread whose trim CAS unlinks a
 //     node retires it; its reclaim frees its PNodes to the node store and the node itself
-//     (delete, or for a node of recovery's blocks, node_block, the reclaiming thread's
-//     spare list, which that thread's next insert takes from; blocks die with the list);
+//     to the reclaiming thread's spare list, which that thread's next insert takes from;
+//   * volatile nodes come from the list's own chunks, not from new/delete (node_pool, below):
+//     a node is one aligned cache line (alignas 64: a lookup reads one line per node, where
+//     a 56-byte malloc'd node straddled two lines one time in four), chunks grow to 2 MiB
+//     and are offered to transparent huge pages (a lookup's node access rarely walks the
+//     page tables), and per-thread free lists replace the allocator's locks and
+//     consolidation. Chunks die with the list (teardown frees chunks, not a million nodes);
 //   * insert_or_assign (not in the paper), below;
 //   * a persistence policy P: `durable` (the algorithm) or `no_persistence`, the same list
 //     (nodes, states, helping, buckets, reclamation) with every PNode step compiled out: no
@@ -88,11 +93,15 @@
 //            supersedes it for real.
 #pragma once
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -104,6 +113,7 @@
 #include "ferrite/sets/soft_pnode.hpp"
 #include "ferrite/sets/split_order.hpp"
 #include "ferrite/sync/epoch_domain.hpp"
+#include "ferrite/sync/thread_id.hpp"
 
 namespace ferrite::sets::soft {
 
@@ -140,7 +150,7 @@ static_assert(sizeof(link) == 16);
 
 // A regular node: the link first, then key and value, so the lookup's fields share a line.
 template <class K, class V>
-struct alignas(8) node : link {
+struct alignas(64) node : link {
     // volatile (the heap); the only persistent state is *pptr
     node() noexcept : link(0, 0) {}
     K key{};
@@ -149,14 +159,139 @@ struct alignas(8) node : link {
     pnode* prev_pptr = nullptr;  // the PNode this node superseded, not yet deleted (owned)
     bool pvalidity = false;
     bool prev_validity = false;
-    bool in_block = false;  // allocated by list::node_block (recovery), not by new
 };
+// Nodes live in the list's chunks and are never destroyed one by one.
+static_assert(std::is_trivially_destructible_v<node<std::uint64_t, std::uint64_t>>);
 
 struct durable {
     static constexpr bool persistent = true;
 };
 struct no_persistence {
     static constexpr bool persistent = false;
+};
+
+// The volatile nodes of one list: chunks of cache-line nodes owned by the pool until it is
+// destroyed, handed out per thread id without a lock. take(): the thread's spare list (nodes
+// that came back: reclaimed, discarded, dropped by recovery), else the never-used rest of its
+// current chunk, else a batch from the shared depot, else a new chunk (64 nodes at first,
+// doubling to 32,768: 2 MiB, aligned and offered to transparent huge pages). A spare list
+// past spill_at hands half to the depot, so a thread that only erases does not hoard what a
+// thread that only inserts needs. Volatile only: recovery rebuilds every node.
+template <class Node>
+class node_pool {
+    static_assert(std::is_trivially_destructible_v<Node> && sizeof(Node) % 64 == 0);
+    static constexpr std::size_t first_chunk = 64;
+    static constexpr std::size_t huge_page = std::size_t{2} << 20;
+    static constexpr std::size_t max_chunk = huge_page / sizeof(Node) == 0 ? 1 : huge_page / sizeof(Node);
+    static constexpr std::size_t spill_at = 4096;
+    static constexpr std::size_t batch = spill_at / 2;
+
+    // A thread's own entry (a line of its own: two threads' push and pop never share one).
+    struct alignas(64) local {
+        std::vector<Node*> spare;
+        Node* bump = nullptr;
+        Node* end = nullptr;
+        std::size_t next_chunk = first_chunk;
+    };
+    struct chunk {
+        void* raw;
+        std::size_t align;
+        ~chunk() { ::operator delete(raw, std::align_val_t{align}); }
+        chunk(void* r, std::size_t a) noexcept : raw(r), align(a) {}
+        chunk(chunk&& o) noexcept : raw(std::exchange(o.raw, nullptr)), align(o.align) {}
+        chunk(const chunk&) = delete;
+        chunk& operator=(const chunk&) = delete;
+        chunk& operator=(chunk&&) = delete;
+    };
+
+public:
+    node_pool() : locals_(new std::atomic<local*>[sync::max_thread_ids]) {
+        for (unsigned i = 0; i < sync::max_thread_ids; ++i) locals_[i].store(nullptr, std::memory_order_relaxed);
+    }
+    ~node_pool() {
+        for (unsigned i = 0; i < sync::max_thread_ids; ++i) delete locals_[i].load(std::memory_order_acquire);
+    }
+    node_pool(const node_pool&) = delete;
+    node_pool& operator=(const node_pool&) = delete;
+
+    // A default-state node for the calling thread.
+    Node* take() {
+        local& l = mine();
+        if (!l.spare.empty()) [[likely]] {
+            Node* n = l.spare.back();
+            l.spare.pop_back();
+            return new (n) Node;
+        }
+        if (l.bump == l.end) refill(l);
+        if (!l.spare.empty()) {
+            Node* n = l.spare.back();
+            l.spare.pop_back();
+            return new (n) Node;
+        }
+        return new (l.bump++) Node;
+    }
+    void release(Node* n) {
+        local& l = mine();
+        l.spare.push_back(n);
+        if (l.spare.size() >= spill_at) [[unlikely]] {
+            std::lock_guard g(mutex_);
+            depot_.insert(depot_.end(), l.spare.end() - static_cast<std::ptrdiff_t>(batch), l.spare.end());
+            l.spare.resize(l.spare.size() - batch);
+        }
+    }
+    // `count` default nodes in one chunk of their own (recovery: one per area). Thread-safe.
+    Node* block(std::size_t count) {
+        if (count == 0) return nullptr;
+        Node* first = allocate(count);
+        for (std::size_t i = 0; i < count; ++i) new (first + i) Node;
+        return first;
+    }
+
+private:
+    local& mine() {
+        std::atomic<local*>& slot = locals_[sync::this_thread_id()];
+        local* l = slot.load(std::memory_order_relaxed);  // only this thread (id) writes it
+        if (l == nullptr) [[unlikely]] {
+            l = new local;
+            slot.store(l, std::memory_order_release);
+        }
+        return *l;
+    }
+    // The depot's batch, else a new chunk for bump allocation.
+    void refill(local& l) {
+        {
+            std::lock_guard g(mutex_);
+            if (!depot_.empty()) {
+                const std::size_t take = std::min(batch, depot_.size());
+                l.spare.insert(l.spare.end(), depot_.end() - static_cast<std::ptrdiff_t>(take), depot_.end());
+                depot_.resize(depot_.size() - take);
+                return;
+            }
+        }
+        const std::size_t count = l.next_chunk;
+        l.bump = allocate(count);
+        l.end = l.bump + count;
+        l.next_chunk = std::min(count * 2, max_chunk);
+    }
+    Node* allocate(std::size_t count) {
+        const std::size_t bytes = count * sizeof(Node);
+        const std::size_t align = bytes >= huge_page ? huge_page : alignof(Node);
+        void* raw = ::operator new(bytes, std::align_val_t{align});
+        if (bytes >= huge_page) (void)::madvise(raw, bytes, MADV_HUGEPAGE);  // advice only
+        std::lock_guard g(mutex_);
+        try {
+            chunks_.emplace_back(raw, align);
+        } catch (...) {
+            ::operator delete(raw, std::align_val_t{align});
+            throw;
+        }
+        return static_cast<Node*>(raw);
+    }
+
+    std::unique_ptr<std::atomic<local*>[]> locals_;  // per thread id, made by its thread
+    std::mutex mutex_;                               // chunks_ and depot_
+    std::vector<chunk> chunks_;
+    std::vector<Node*> depot_;
 };
 
 template <class K, class V, class P = durable>
@@ -179,12 +314,8 @@ public:
         : layout_(l), dir_(grow_for(l, g)), head_(make_head(dir_)) {}
     ~list() {
         domain_.reclaim_all();
-        for (link_t* n = head_; n != nullptr;) {
-            link_t* next = ptr(n->next.load(std::memory_order_relaxed));
-            if (regular(n) && !as_node(n)->in_block) delete as_node(n);
-            n = next;
-        }
-        // The directory frees the sentinels, blocks_ the block nodes (linked or spare).
+        // The directory frees the sentinels, pool_ every node (linked or spare): nodes are
+        // trivially destructible and live in its chunks.
     }
     list(const list&) = delete;
     list& operator=(const list&) = delete;
@@ -345,27 +476,13 @@ public:
     link_t* head() const noexcept { return head_; }
     set_layout layout() const noexcept { return layout_; }
 
-    // Recovery: `count` default nodes in one allocation (in_block set), owned by the list
-    // until it is destroyed; one new per block instead of one per recovered member. A block node that is reclaimed or discarded goes to its thread's spare list,
-    // which make_node takes from before new. Thread-safe (recovery's scan threads).
-    node_t* node_block(std::size_t count) {
-        if (count == 0) return nullptr;
-        std::unique_ptr<node_t[]> block(new node_t[count]);
-        for (std::size_t i = 0; i < count; ++i) block[i].in_block = true;
-        node_t* first = block.get();
-        std::lock_guard g(blocks_mutex_);
-        if (!spare_) spare_.reset(new std::vector<node_t*>[sync::max_thread_ids]);
-        blocks_.push_back(std::move(block));
-        return first;
-    }
+    // Recovery: `count` default nodes in one chunk, owned by the list until it is destroyed;
+    // one allocation per area instead of one per recovered member. Thread-safe (recovery's
+    // scan threads).
+    node_t* node_block(std::size_t count) { return pool_.block(count); }
     // A node no thread can reach any more (reclaimed, never published, or a dropped
-    // duplicate): a block node to the caller's spare list, any other deleted.
-    void release(node_t* n) {
-        if (n->in_block)
-            spare_[sync::this_thread_id()].push_back(n);
-        else
-            delete n;
-    }
+    // duplicate): to the calling thread's spare list, which its next insert takes from.
+    void release(node_t* n) { pool_.release(n); }
 
 private:
     struct window {
@@ -524,7 +641,7 @@ private:
     node_t* make_node(const K& key, const V& value, std::uint64_t so_key) {
         pnode* p = nullptr;
         if constexpr (P::persistent) p = as_pnode(store_.allocate());
-        node_t* n = take_spare();
+        node_t* n = pool_.take();
         n->key = key;
         n->value = value;
         n->so_key = so_key;
@@ -539,21 +656,6 @@ private:
         if (n == nullptr) return;
         if constexpr (P::persistent) store_.free(as_line(n->pptr));
         release(n);
-    }
-    // A fresh node: a spare block node of this thread (reset), else a new one.
-    node_t* take_spare() {
-        if (spare_) {
-            auto& mine = spare_[sync::this_thread_id()];
-            if (!mine.empty()) {
-                node_t* n = mine.back();
-                mine.pop_back();
-                n->next.store(0, std::memory_order_relaxed);
-                n->prev_pptr = nullptr;
-                n->prev_validity = false;
-                return n;
-            }
-        }
-        return new node_t;
     }
 
     // Listing 11 L30-33: create (the PP) then INTEND_TO_INSERT -> INSERTED (the LP).
@@ -597,11 +699,7 @@ private:
     set_layout layout_;
     directory_t dir_;
     link_t* head_;  // bucket 0's slot in dir_
-    // Recovery's node blocks and the spare block nodes per thread id (spare_ is made with
-    // the first block, before any table operation; a thread touches its own entry only).
-    std::mutex blocks_mutex_;
-    std::vector<std::unique_ptr<node_t[]>> blocks_;
-    std::unique_ptr<std::vector<node_t*>[]> spare_;
+    node_pool<node_t> pool_;  // every volatile node (before domain_: reclaim releases into it)
     sync::epoch_domain domain_;  // last member: destroyed (reclaiming) before the store
 };
 

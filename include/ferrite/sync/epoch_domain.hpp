@@ -33,8 +33,12 @@
 //                     the records this domain ever created: then CAS E from e to e + 1; a lag
 //                     means return, never wait), then run the caller's bags with tag + 3 <= E.
 //                     With the asymmetric fence, an advance runs the heavy fence between its
-//                     load of E and its scan, and the collects that unpins start try to
-//                     advance only every 16th time (the heavy fence is a system call).
+//                     load of E and its scan, and advances are rationed (the heavy fence is
+//                     a system call that interrupts the other running threads): a retire's
+//                     collect advances only if E has not moved since the thread's previous
+//                     collect (another thread is advancing for it), an unpin's only every
+//                     16th time and only if the thread retired nothing and E did not move
+//                     since the previous such check (src/sync/epoch_domain.cpp).
 //
 // The asymmetric fence (not in Fraser; the scheme of userspace RCU's membarrier flavour): a
 // pin's announcement must be visible to a scan before the pinned thread reads a node that
