@@ -7,7 +7,8 @@ One plot per workload, OUTDIR/<workload>.png: median ops/s against threads on a 
 one line per structure with its min-max band shaded, and a dashed line where the thread
 count passes the machine's hardware threads (to its right, threads are oversubscribed).
 The y axis is logarithmic when the medians span more than a factor of 10 (a volatile
-upper bound beside PMDK, say), so the structures in between stay readable.
+upper bound beside PMDK, say), so the structures in between stay readable. A keyed
+workload's title names its keys and their distribution (uniform, zipfian).
 Exit status 3 if matplotlib is missing (Debian: python3-matplotlib), 1 on a bad CSV.
 """
 import csv
@@ -71,6 +72,11 @@ def main(argv):
         first = rows[0]
         cores = int(first.get("hardware_concurrency") or 0)
         title = f"{workload}"
+        # Keyed workloads: the keys and their distribution (a uniform and a Zipfian run of
+        # one workload would otherwise carry the same title).
+        mine = next(iter(structures.values()))[0]
+        if mine.get("distribution") and mine["distribution"] != "none":
+            title += f", {mine.get('keys') or '?'} {mine['distribution']} keys"
         if first.get("backend"):
             title += f"  (backend {first['backend']}"
             if first.get("ablation") and first["ablation"] != "none":

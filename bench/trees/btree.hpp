@@ -27,10 +27,15 @@
 // Why it is plain: it is the "lock-based B+-tree, ours, not tuned for NVM" of issue 19, a
 // baseline that shows what whole-program checkpointing costs an ordinary program, so it has
 // none of the tuning of a persistent tree (no unsorted leaves, no fingerprints, no slot
-// permutation, no lock coupling). One std::shared_mutex guards the whole tree: get,
+// permutation, no lock coupling). One reader-writer lock guards the whole tree: get,
 // contains, scan (and the invariant check, btree_check.hpp) take it shared, insert, put and
 // erase exclusive. A scan calls its function with the lock held shared: the function must
-// not update the tree.
+// not update the tree. The lock is ferrite's sync::rw_spin_lock, which prefers writers: a
+// writer that waits holds back new readers. It was std::shared_mutex, glibc's rwlock, which
+// prefers readers: at two threads under YCSB A the writer slept in the kernel while the
+// other thread kept reading, and each run fell into a fast or a 4x slower mode by chance
+// (docs/checkpointing.md). Choosing a lock that is fair to writers is no NVM tuning: both
+// trees take the same one, and it has nothing to do with persistence.
 //
 // What the CpNvm port changes (a few lines, by construction): CpNvm wants every store to
 // checkpointed memory announced with mark() before it happens, and the memory to come from
@@ -61,6 +66,8 @@
 #include <shared_mutex>
 #include <type_traits>
 
+#include "ferrite/sync/rw_spin_lock.hpp"
+
 namespace ferrite::bench {
 
 // Keys and values are plain words: copied with memcpy semantics (what CpNvm's log and a
@@ -79,6 +86,7 @@ class btree {
 public:
     static constexpr std::size_t fanout = Fanout;
     static constexpr std::size_t min_fill = Fanout / 2;  // entries of every node but the root
+    using lock_type = sync::rw_spin_lock;  // writer-preferring (see the header comment)
 
     btree() : root_(allocate_node<leaf_node>()) {}
     ~btree() { free_subtree(root_); }
@@ -402,7 +410,7 @@ private:
         free_node(n);
     }
 
-    mutable std::shared_mutex mutex_;
+    mutable lock_type mutex_;
     node_base* root_;  // a leaf (empty when the tree is) or an inner node of >= 2 children
     std::size_t size_ = 0;
 };

@@ -2,8 +2,8 @@
 // 8-byte keys and values:
 //
 //   volatile-tree  bench::btree<uint64_t, uint64_t> (btree.hpp: fanout 32, leaves linked,
-//                  one std::shared_mutex: contains, get and scan shared, insert, erase and
-//                  put exclusive), in DRAM, nothing persisted (pwb/op and pfence/op are 0,
+//                  one writer-preferring reader-writer lock, sync::rw_spin_lock: contains,
+//                  get and scan shared, insert, erase and put exclusive), in DRAM, nothing persisted (pwb/op and pfence/op are 0,
 //                  counted). The program CpNvm will checkpoint, measured without it: the
 //                  CpNvm tree over volatile-tree is what checkpointing costs, and
 //                  volatile-tree over ordered-map-mutex is what the tree itself costs.
@@ -180,7 +180,7 @@ private:
 
 void register_tree_subjects(std::vector<subject_kind>& out) {
     out.push_back({"volatile-tree",
-                   "volatile B+-tree, fanout 32, under one std::shared_mutex, reads shared (issue 19's plain tree)",
+                   "volatile B+-tree, fanout 32, under one writer-preferring rw lock, reads shared (issue 19's plain tree)",
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
                    [](const subject_config& c) { return std::make_unique<volatile_tree>(c); },
                    op_family::keyed});

@@ -124,7 +124,7 @@ private:
         // and released, unmarked, and after_restart() makes a new one.
         const auto lock_at = static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(tree_) -
                                                          image_->whole_image().data());
-        return history_.compare(log, c, lock_at, lock_at + sizeof(std::shared_mutex));
+        return history_.compare(log, c, lock_at, lock_at + sizeof(tree_type::lock_type));
     }
 
     sim::run_config config_;

@@ -126,8 +126,8 @@ void run_concurrent() {
             const auto rep = fb::check_btree(t);
             EXPECT_TRUE(rep.ok()) << rep.problem;
             checks.fetch_add(1);
-            // A full walk holds the lock shared for long; std::shared_mutex (glibc's
-            // rwlock) prefers readers, so back-to-back walks would starve the writers.
+            // A full walk holds the lock shared for long: back-to-back walks would leave
+            // the writers (whom the tree's lock lets in first) little time between them.
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     });
