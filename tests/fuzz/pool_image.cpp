@@ -142,15 +142,16 @@ void heap_regions(const std::string& prefix, owner of, const ferrite::alloc::bud
     rs.push_back(links);
 }
 
+// Each catalog block's header line and its first `entries` entry lines (at most its capacity).
 void catalog_regions(const ferrite::alloc::name_directory& directory, const std::byte* base, std::vector<region>& rs,
-                     std::set<u64>& offsets) {
+                     std::set<u64>& offsets, u64 entries_cap = 63) {
     region cat{"catalog", owner::catalog, {}};
     for (const void* b : directory.blocks()) {
         const u64 off = static_cast<u64>(static_cast<const std::byte*>(b) - base);
         offsets.insert(off);
         u64 entries;
         std::memcpy(&entries, base + off + 16, 8);
-        cat.ranges.push_back({off, 64 + 64 * std::min<u64>(entries, 63)});
+        cat.ranges.push_back({off, 64 + 64 * std::min<u64>({entries, u64{63}, entries_cap})});
     }
     rs.push_back(cat);
 }
@@ -543,7 +544,9 @@ void find_kv_regions(image& im, const fs::path& dir) {
     rs.push_back({"header roots", owner::pool, {{320, 64}}});
     heap_regions("heap", owner::heap, heap, ho, rs, offsets);
     auto directory = ferrite::alloc::name_directory::open_or_create(p, heap);
-    catalog_regions(directory, base, rs, offsets);
+    // One block of room for 63 entries holds the kv pools' one entry: the used lines only, or
+    // most mutations would land in unused entries.
+    catalog_regions(directory, base, rs, offsets, directory.entries().size());
     region headers{"kv item headers", owner::kv, {}}, keys{"kv item keys", owner::kv, {}},
         values{"kv item values", owner::kv, {}};
 
