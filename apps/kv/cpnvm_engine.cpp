@@ -61,10 +61,38 @@ struct cpnvm_engine::stripe {
   sync::rw_spin_lock lock;
 };
 
+namespace {
+
+image_options image_options_for(const cpnvm_engine_options& options) {
+  image_options io;
+  io.image_bytes = options.memory_bytes;
+  io.max_threads = options.worker_threads + 1;  // and the thread that opens it
+  io.log_bytes = options.log_bytes;
+  io.interval = options.interval;
+  return io;
+}
+
+// The image "kv" in `names`, opened, or created when missing.
+std::shared_ptr<program_image> open_image(catalog& names, const cpnvm_engine_options& options) {
+  try {
+    return names.open<program_image>(image_name, image_options_for(options));
+  } catch (const ferrite::out_of_memory&) {
+    const unsigned image_threads = options.worker_threads + 1;
+    const std::uint64_t image_part = std::bit_ceil(options.memory_bytes + image_threads * options.log_bytes + (1u << 20));
+    throw usage_error("cpnvm engine: the pool " + options.pool.string() + " cannot hold an image of " +
+                      std::to_string(options.memory_bytes >> 20) + " MiB and " + std::to_string(image_threads) +
+                      " thread logs of " + std::to_string(options.log_bytes >> 20) + " MiB: remove it and give --size " +
+                      std::to_string((2 * image_part) >> 20) + "m or more (or leave --size out)");
+  }
+}
+
+}  // namespace
+
 cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
     : options_(options), stripes_(std::make_unique<stripe[]>(stripe_count)) {
   const auto began = std::chrono::steady_clock::now();
   if (options.log_bytes < (8u << 20)) throw usage_error("cpnvm engine: the thread logs need at least 8 MiB each");
+  rehearse(options);
   const unsigned image_threads = options.worker_threads + 1;  // and the thread that opens it
   const std::uint64_t image_part = std::bit_ceil(options.memory_bytes + image_threads * options.log_bytes + (1u << 20));
   store_options layout;
@@ -73,19 +101,7 @@ cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
   report_.created = store_->created();
   report_.crashed = store_->recovered_from_crash();
   report_.pool_milliseconds = since(began);
-  image_options io;
-  io.image_bytes = options.memory_bytes;
-  io.max_threads = image_threads;
-  io.log_bytes = options.log_bytes;
-  io.interval = options.interval;
-  try {
-    image_ = store_->names().open<program_image>(image_name, io);
-  } catch (const ferrite::out_of_memory&) {
-    throw usage_error("cpnvm engine: the pool " + options.pool.string() + " cannot hold an image of " +
-                      std::to_string(options.memory_bytes >> 20) + " MiB and " + std::to_string(image_threads) +
-                      " thread logs of " + std::to_string(options.log_bytes >> 20) + " MiB: remove it and give --size " +
-                      std::to_string((2 * image_part) >> 20) + "m or more (or leave --size out)");
-  }
+  image_ = open_image(store_->names(), options);
   report_.index_milliseconds = since(began) - report_.pool_milliseconds;
   start();
   report_.milliseconds = since(began);
@@ -96,6 +112,41 @@ cpnvm_engine::cpnvm_engine(std::shared_ptr<program_image> image, const cpnvm_eng
   const auto began = std::chrono::steady_clock::now();
   start();
   report_.milliseconds = since(began);
+}
+
+void cpnvm_engine::rehearse_open(const cpnvm_engine_options& options) {
+  // The store's open writes before the table is checked (it replays the image's committed
+  // epochs, marks the pool in use, and a crashed pool it recovered is marked clean when it
+  // closes), and so does start() (the CAS gap, a checkpoint). So all of it runs first on a
+  // copy-on-write mapping of the file: a damaged table is refused before anything is
+  // written. That includes finishing a store whose setup looks unfinished and creating the
+  // image when the catalog has none (what the real open would do, and may fail at). A
+  // missing file has nothing to rehearse.
+  pmem::pool file;
+  try {
+    file = pmem::pool::open_unmarked(options.pool, layout_name);  // writes nothing; closes without writing
+  } catch (const pool_error& e) {
+    if (e.kind() == pool_errc::not_found) return;
+    throw;
+  }
+  if (file.heap_offset() == 0 && !setup_unfinished(file)) return;  // blank, or not a store: the open decides
+  pmem::pool copy = file.private_copy();
+  if (setup_unfinished(copy)) store::initialise(copy, {});  // as store::open does
+  alloc::buddy_heap heap = alloc::buddy_heap::open(copy, copy.heap_offset());
+  catalog::recover_pool(copy, heap);
+  catalog names(copy, heap);
+  const cpnvm_engine trial(open_image(names, options), options);
+}
+
+void cpnvm_engine::rehearse(const cpnvm_engine_options& options) {
+  // The library's validators name what is damaged; the advice is the same for all of them.
+  try {
+    rehearse_open(options);
+  } catch (const damaged_pool& e) {
+    if (std::string_view(e.what()).find("restore the pool") != std::string_view::npos) throw;
+    throw damaged_pool(e.kind(), e.region(), e.object(),
+                       std::string(e.what()).append("; nothing was changed: restore the pool from a copy"));
+  }
 }
 
 void cpnvm_engine::start() {
@@ -114,6 +165,10 @@ void cpnvm_engine::start() {
     } opening{this};
     table_ = static_cast<cp_table*>(image_->root(root_name));
     if (table_ == nullptr) {
+      // The table and its root commit in one epoch, the image's first allocations: an image
+      // that has allocated anything has its table, so a missing root is damage (a create
+      // here would drop every item).
+      if (allocated_top() != first_offset_) damaged("the image holds data but no root '" + std::string(root_name) + "'");
       create_table();
     } else {
       open_table();
@@ -196,25 +251,47 @@ void cpnvm_engine::open_table() {
   if (t.flush_at != 0) flushes_.flush_at(t.flush_at);
 }
 
+std::uint64_t cpnvm_engine::allocated_top() const {
+  try {
+    return image_->allocated_top();
+  } catch (const damaged_pool& e) {
+    damaged(std::string("the image's allocator: ") + e.what());
+  }
+}
+
 cpnvm_engine::chain_totals cpnvm_engine::walk_chains(std::vector<std::string>* problems) const {
-  // Every hop is checked before it is followed; one bit per 64-byte granule of the image marks
-  // the items seen, so that a cycle or an item in two chains is found.
+  // Every hop is checked before it is followed. One bit per 64-byte granule of the image
+  // marks the blocks of the table, the bucket array and every item seen (the whole block its
+  // lengths take), so that a cycle, an item in two chains or items that overlap are found;
+  // then every block of the allocator's free lists must lie outside them all and below the
+  // bump pointer, or a later allocation would hand out an item's bytes.
   chain_totals totals;
   const auto report = [&](const std::string& what) {
     if (problems == nullptr) damaged(what);
     problems->push_back(what);
   };
   std::vector<bool> seen(image_bytes_ / 64);
+  const auto claim = [&](std::uint64_t at, std::uint64_t bytes) {  // false: a granule is taken
+    const std::uint64_t first = at / 64, end = (at + bytes + 63) / 64;
+    for (std::uint64_t g = first; g < end; ++g)
+      if (seen[g]) return false;
+    for (std::uint64_t g = first; g < end; ++g) seen[g] = true;
+    return true;
+  };
+  const std::uint64_t top = allocated_top();
+  (void)claim(offset_of(table_), sizeof(cp_table));
+  if (!claim(table_->buckets, program_image::block_bytes((bucket_mask_ + 1) * sizeof(std::uint64_t))))
+    report("the bucket array at offset " + std::to_string(table_->buckets) + " overlaps the table");
   for (std::uint64_t b = 0; b <= bucket_mask_; ++b) {
     for (std::uint64_t at = buckets_[b]; at != 0;) {
       const std::string where = "bucket " + std::to_string(b) + ": the item at offset " + std::to_string(at);
-      if (at % 64 != 0 || at < first_offset_ || at > image_bytes_ || image_bytes_ - at < sizeof(cp_item)) {
+      if (at % 64 != 0 || at < first_offset_ || at > top || top - at < sizeof(cp_item)) {
         report(where + " is not an item's place in the image");
         break;
       }
       const cp_item& item = *item_at(at);
       if (item.key_length == 0 || item.key_length > max_key_length || item.value_length > options_.max_item_bytes ||
-          image_bytes_ - at < cp_item::bytes_for(item.key_length, item.value_length)) {
+          top - at < program_image::block_bytes(cp_item::bytes_for(item.key_length, item.value_length))) {
         report(where + " has lengths that do not fit (key " + std::to_string(item.key_length) + ", value " +
                std::to_string(item.value_length) + ")");
         break;
@@ -223,14 +300,26 @@ cpnvm_engine::chain_totals cpnvm_engine::walk_chains(std::vector<std::string>* p
         report(where + " is in the wrong bucket or its key does not hash to its hash");
         break;
       }
-      if (seen[at / 64]) {
-        report(where + " is reached twice (a cycle, or two chains share it)");
+      if (!claim(at, program_image::block_bytes(cp_item::bytes_for(item.key_length, item.value_length)))) {
+        report(where + " is reached twice (a cycle, or two chains share it) or overlaps another item or the table");
         break;
       }
-      seen[at / 64] = true;
       ++totals.items;
       totals.bytes += item.key_length + item.value_length;
       at = item.next;
+    }
+  }
+  std::vector<program_image::free_block> free;
+  try {
+    free = image_->free_blocks();
+  } catch (const damaged_pool& e) {
+    report(std::string("the image's allocator: ") + e.what());
+  }
+  for (const auto& block : free) {
+    if (!claim(block.offset, block.bytes)) {
+      report("the allocator's free block at offset " + std::to_string(block.offset) + " (" +
+             std::to_string(block.bytes) + " bytes) overlaps an item, the table or another free block");
+      break;
     }
   }
   return totals;

@@ -31,9 +31,13 @@
 // the first version did, made 3,400 a second under a depth-1 load of sets.
 //
 // Open: the store recovers the catalog; program_image::open replays committed epochs not yet
-// applied and loads the image; then every chain is validated (offsets inside the image and
-// aligned, lengths, the hash, no item reached twice) before anything is written: a damaged
-// image is a clear error and the pool is left as it was. CAS ids continue 2^32 above the last
+// applied and loads the image; then every chain is validated (offsets inside what the image's
+// allocator handed out and aligned, lengths, the hash, no item reached twice, no two blocks
+// overlapping) and every free block of the image's allocator lies outside the table and the
+// items; a missing table root in an image that holds data is damage, not a new table. The
+// public constructor first rehearses all of it on a copy-on-write mapping of the pool
+// (rehearse()), since the store's open and the image's replay write before the table is
+// checked: a damaged image is a clear error and the pool is left as it was. CAS ids continue 2^32 above the last
 // one in the image, so ids a lost epoch handed out are never handed out again.
 //
 // What differs from memcached: no slab rebalancing, so a store whose size class has nothing
@@ -125,7 +129,14 @@ class cpnvm_engine final : public engine {
     cp_item* item = nullptr;
   };
 
+  // What the public constructor will do to an existing pool (the store's open, the image's
+  // open, start()), on a private copy of the file: throws what the real open would, having
+  // written nothing to the file.
+  static void rehearse(const cpnvm_engine_options& options);
+  static void rehearse_open(const cpnvm_engine_options& options);  // rehearse() without the advice added to damaged_pool
   void start();  // the table: created, or validated; then the CAS gap
+  // The image allocator's bump pointer (damaged_pool naming the table's image when it is out of range).
+  [[nodiscard]] std::uint64_t allocated_top() const;
   void create_table();
   void open_table();
   struct chain_totals {

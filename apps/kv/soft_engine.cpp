@@ -79,7 +79,7 @@ struct soft_engine::stripe {
 
 soft_engine::soft_engine(const soft_engine_options& options)
     : options_(options),
-      owned_(ferrite::store::open_or_create(options.pool, layout_name, layout_for(options))),
+      owned_((rehearse(options), ferrite::store::open_or_create(options.pool, layout_name, layout_for(options)))),
       pool_(&owned_->pool()),
       names_(&owned_->names()),
       area_(owned_->user_area()),
@@ -87,6 +87,50 @@ soft_engine::soft_engine(const soft_engine_options& options)
   report_.created = owned_->created();
   report_.crashed = owned_->recovered_from_crash();
   start();
+}
+
+soft_engine::soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> area, const soft_engine_options& options,
+                         rehearsal_tag)
+    : options_(options), pool_(&pool), names_(&names), area_(area), rehearsal_(true),
+      stripes_(std::make_unique<stripe[]>(stripe_count)) {
+  start();
+}
+
+void soft_engine::rehearse_open(const soft_engine_options& options) {
+  // The store's open writes before the engine's checks (it recovers the catalog and the
+  // index of a crashed pool, marks the pool in use), and so does start() (the item heap's
+  // undo log and frees, the index's recovery). So all of it runs first on a copy-on-write
+  // mapping of the file, with the item heap's whole check at the end: a damaged pool is
+  // refused before anything is written. That includes finishing a store whose setup looks
+  // unfinished (as the real open does). A missing file has nothing to rehearse.
+  pmem::pool file;
+  try {
+    file = pmem::pool::open_unmarked(options.pool, layout_name);  // writes nothing; closes without writing
+  } catch (const pool_error& e) {
+    if (e.kind() == pool_errc::not_found) return;
+    throw;
+  }
+  if (file.heap_offset() == 0 && !setup_unfinished(file)) return;  // blank, or not a store: the open decides
+  pmem::pool copy = file.private_copy();
+  if (setup_unfinished(copy)) store::initialise(copy, {});  // as store::open does
+  alloc::buddy_heap heap = alloc::buddy_heap::open(copy, copy.heap_offset());
+  catalog::recover_pool(copy, heap);
+  catalog names(copy, heap);
+  const std::uint64_t root = copy.state().root_offset, heap_at = copy.heap_offset();
+  const std::span<std::byte> area =
+      root == 0 || heap_at <= root ? std::span<std::byte>{} : std::span<std::byte>{copy.base() + root, heap_at - root};
+  const soft_engine trial(copy, names, area, options, rehearsal_tag{});
+}
+
+void soft_engine::rehearse(const soft_engine_options& options) {
+  // The library's validators name what is damaged; the advice is the same for all of them.
+  try {
+    rehearse_open(options);
+  } catch (const damaged_pool& e) {
+    if (std::string_view(e.what()).find("restore the pool") != std::string_view::npos) throw;
+    throw damaged_pool(e.kind(), e.region(), e.object(),
+                       std::string(e.what()).append("; nothing was changed: restore the pool from a copy"));
+  }
 }
 
 soft_engine::soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> area, const soft_engine_options& options)
@@ -113,6 +157,17 @@ void soft_engine::start() {
     format_root();
   }
   open_items();
+  const auto objects = names_->list();
+  if (std::none_of(objects.begin(), objects.end(), [](const object_info& o) { return o.name == "items"; })) {
+    // The index is created right after the root is formatted, before any item is stored: an
+    // item heap that holds blocks while the index is missing lost its index (a damaged
+    // catalog), and creating an empty one would free every item.
+    const auto blocks = items_->blocks();
+    if (std::any_of(blocks.begin(), blocks.end(),
+                    [](const alloc::block_info& b) { return b.state != alloc::block_state::free; })) {
+      damaged("the item heap holds items but the catalog has no index of them ('items')");
+    }
+  }
   recover_items();
   report_.milliseconds = since(began_);
 }
@@ -245,6 +300,15 @@ void soft_engine::recover_items() {
     items_->confirm_deallocation(p);
   }
   items_->finish_recovery();
+  if (rehearsal_) {
+    // The heap validates its free lists and map where an operation uses them; in a rehearsal
+    // (on a copy) its whole check runs too, so damage there is refused at open, not met by a
+    // later store or delete.
+    if (const auto heap_problems = items_->check(); !heap_problems.empty()) {
+      damaged("the item heap: " + heap_problems.front() +
+              (heap_problems.size() > 1 ? " (and " + std::to_string(heap_problems.size() - 1) + " more problems)" : ""));
+    }
+  }
 
   for (const ring_entry& e : indexed) {
     stripe& s = stripe_of(e.digest);

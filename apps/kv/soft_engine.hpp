@@ -27,9 +27,12 @@
 //           of the range is in an item or a reply, so ids never repeat across restarts.
 // Recovery (open): the store recovers the catalog and the index; then the item heap's undo
 // log is rolled back; every indexed item is validated (a live or pending block of the item
-// heap, sound header, digest matching its key: a damaged_pool error otherwise, before any
-// write); referenced pending blocks are confirmed; every other live block (an item whose
-// replacement or delete was cut short) is freed; the heap finishes its recovery. A crash at
+// heap, sound header, digest matching its key: a damaged_pool error otherwise); referenced
+// pending blocks are confirmed; every other live block (an item whose replacement or delete
+// was cut short) is freed; the heap finishes its recovery. The public constructor first
+// rehearses all of it on a copy-on-write mapping of the pool (rehearse(), ending with the item
+// heap's whole check), so a damaged pool is refused with the file as it was: the real
+// recovery writes (the heap's undo log, the index's recovery) before its last checks. A crash at
 // any point of a store leaves the old item or the new one, and no leaked block.
 #pragma once
 
@@ -101,7 +104,17 @@ class soft_engine final : public engine {
  private:
   struct stripe;
   using index_type = durable_map<key_digest, std::uint64_t>;
+  struct rehearsal_tag {};
 
+  // The rehearsal of start() on a copy-on-write mapping (rehearse()); runs the item heap's
+  // whole check after its recovery.
+  soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> area, const soft_engine_options& options,
+              rehearsal_tag);
+  // What the public constructor will do to an existing pool (the store's open, then start()),
+  // on a private copy of the file: throws what the real open would (damaged_pool), having
+  // written nothing to the file.
+  static void rehearse(const soft_engine_options& options);
+  static void rehearse_open(const soft_engine_options& options);  // rehearse() without the advice added to damaged_pool
   void start();
   void format_root();
   void open_items();
@@ -131,6 +144,7 @@ class soft_engine final : public engine {
   catalog* names_ = nullptr;
   std::span<std::byte> area_;
   kv_root* root_ = nullptr;
+  bool rehearsal_ = false;  // a rehearsal on a private copy (rehearse())
   std::unique_ptr<alloc::buddy_heap> items_;
   std::shared_ptr<index_type> index_;
   std::unique_ptr<stripe[]> stripes_;

@@ -167,6 +167,11 @@ epoch_log epoch_log::open(std::byte* region, std::uint64_t bytes) {
     }
     epoch_log log(region, g);
     log.version_ = id.version;
+    // Epochs count up from 0, one per checkpoint: no log gets near 2^63 (292 years at one a
+    // nanosecond). A committed epoch up there is damage, and taken as it is, the next epoch
+    // (committed + 1) would wrap past 2^64 to an epoch that is not after it.
+    if (log.committed_epoch() >= (std::uint64_t{1} << 63))
+        damaged("committed epoch " + std::to_string(log.committed_epoch()) + " is beyond any count of checkpoints");
     if (log.applied_epoch() > log.committed_epoch())
         damaged("applied epoch " + std::to_string(log.applied_epoch()) + " is past the committed epoch " +
                 std::to_string(log.committed_epoch()));

@@ -307,6 +307,40 @@ void* program_image::try_allocate(std::size_t bytes, bool mark_block) {
     return p;
 }
 
+std::uint64_t program_image::allocated_top() const {
+    std::lock_guard g(s_->alloc_mutex);
+    const std::uint64_t bump = s_->meta().alloc.bump;
+    if (bump != 0 && (bump < meta_bytes || bump > s_->image.size()))
+        damaged("the allocator's bump pointer names offset " + std::to_string(bump) + ", outside the image's " +
+                std::to_string(s_->image.size()) + " bytes");
+    return bump == 0 ? meta_bytes : bump;
+}
+
+std::vector<program_image::free_block> program_image::free_blocks() const {
+    const std::uint64_t top = allocated_top();
+    std::lock_guard g(s_->alloc_mutex);
+    const auto& a = s_->meta().alloc;
+    const std::byte* const base = s_->image.data();
+    std::vector<free_block> out;
+    std::uint64_t links_left = (top - meta_bytes) / 64;  // more blocks than granules: a loop
+    for (unsigned cls = 1; cls < class_count; ++cls) {
+        const std::uint64_t size = cls <= line_classes ? std::uint64_t{cls} * 64 : std::uint64_t{1} << (cls - line_classes + 12);
+        for (std::uint64_t at = a.free_heads[cls]; at != 0;) {
+            if (at < meta_bytes || at % 64 != 0 || at > top || size > top - at)
+                damaged("the allocator's free list of " + std::to_string(size) + "-byte blocks names offset " +
+                        std::to_string(at) + ", not a block inside the " + std::to_string(top) +
+                        " bytes allocated so far");
+            if (links_left == 0)
+                damaged("the allocator's free list of " + std::to_string(size) + "-byte blocks loops (offset " +
+                        std::to_string(at) + ")");
+            --links_left;
+            out.push_back({at, size});
+            std::memcpy(&at, base + at, 8);
+        }
+    }
+    return out;
+}
+
 void program_image::deallocate(void* p, std::size_t bytes) {
     if (p == nullptr) return;
     if (bytes == 0) bytes = 1;

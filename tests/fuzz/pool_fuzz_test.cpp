@@ -29,6 +29,16 @@
 // printed; the test fails on any failure outside DFC regions, and if a metadata region never
 // got a single refusal (the mutations would be missing what they aim at).
 //
+// ferrite-kv's pools (apps/kv; pool_image.hpp, build_kv_images): a soft and a cpnvm engine's
+// pool, clean and as kill -9 leaves it, with the same mutations in their own regions (the kv
+// root, the item heap, the items; the program image's header, epochs, roots, allocator and
+// free blocks, the table, the buckets, the items). Each case: the pool check (it must not
+// crash or write; its verdict is reported only, since the engines validate more than the
+// store), then the engine's public open; it refuses with a ferrite::error or usage_error with
+// the file byte-identical, or it opens, every known key is read back (get, value copied), the
+// engine's stats, one write (a delete, or a set) and a gat, close; then the engine's
+// check_items() and a second open are clean. FERRITE_FUZZ_KV_CASES (default 300) per engine.
+//
 // DFC regions: failures in DFC regions are listed and counted apart; they fail the test
 // (the DFC validation, combining/dfc_validation.hpp, has landed) unless
 // FERRITE_FUZZ_DFC_STRICT=0.
@@ -60,6 +70,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,6 +81,8 @@
 #include "ferrite/sim/rng.hpp"
 #include "pool_check.hpp"
 #include "pool_image.hpp"
+#include "cpnvm_engine.hpp"
+#include "soft_engine.hpp"
 
 namespace {
 
@@ -273,7 +286,10 @@ void open_and_use(const char* name, std::vector<std::string>& violations, F&& f)
     }
 }
 
-case_result run_case(const fs::path& path, const std::string& bytes, bool pop) {
+case_result run_kv_case(const fs::path& path, const std::string& bytes, bool pop, family which);
+
+case_result run_case(const fs::path& path, const std::string& bytes, bool pop, family which) {
+    if (which != family::objects) return run_kv_case(path, bytes, pop, which);
     case_result r;
     auto& v = r.violations;
     r.consistent = check_consistent(path, r.check_problem, v);
@@ -362,6 +378,133 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop) {
     return r;
 }
 
+// ---- a kv case ----------------------------------------------------------------------------
+
+// Reads back every known key (the value copied out, as a reply does), the engine's figures,
+// then one write (a delete on odd cases, else a set) and a get-and-touch (gat: a write of the
+// expiry).
+void use_kv(ferrite::kv::engine& e, bool pop) {
+    namespace kv = ferrite::kv;
+    const std::int64_t now = kv::unix_now();
+    std::string reply;
+    const kv::item_reader read = [&](const kv::item_view& it) {
+        reply.assign(it.key);
+        reply.append(it.value);
+        reply.append(std::to_string(it.flags) + " " + std::to_string(it.expires_at) + " " + std::to_string(it.cas));
+    };
+    const auto keys = kv_keys();
+    for (const auto& key : keys) (void)e.get(key, now, std::nullopt, read);
+    (void)e.stats();
+    if (pop) {
+        (void)e.remove(keys[0], 0, now);
+    } else {
+        kv::store_request r;
+        r.key = "fuzz";
+        r.value = "a value\r\nover two lines";
+        (void)e.store(r, now);
+    }
+    (void)e.get(keys[1], now, now + 3600, read);
+    (void)e.stats();
+}
+
+// Where two files differ: the size, or the first few differing byte ranges.
+std::string differences(const std::string& was, const std::string& is) {
+    if (was.size() != is.size()) return "size " + std::to_string(was.size()) + " -> " + std::to_string(is.size());
+    std::string out;
+    int ranges = 0;
+    for (std::size_t i = 0; i < was.size() && ranges < 4;) {
+        if (was[i] == is[i]) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < was.size() && was[j] != is[j]) ++j;
+        out.append(out.empty() ? "bytes " : ", ").append(std::to_string(i)).append("..").append(std::to_string(j));
+        ++ranges;
+        i = j;
+    }
+    return out;
+}
+
+// The engine as the server opens it (apps/kv/main.cpp's options where they matter here).
+ferrite::kv::soft_engine_options kv_soft_options(const fs::path& path) {
+    ferrite::kv::soft_engine_options o;
+    o.pool = path;
+    o.index_area_bytes = 4096;
+    o.recovery_threads = 1;
+    return o;
+}
+ferrite::kv::cpnvm_engine_options kv_cpnvm_options(const fs::path& path) {
+    ferrite::kv::cpnvm_engine_options o;
+    o.pool = path;
+    o.worker_threads = 1;
+    o.interval = std::chrono::hours(1);
+    return o;
+}
+
+// Opens the kv pool at `path` with its engine (then sets `opened`), uses it as use_kv does,
+// closes it; the engine's check_items() problems go to `problems`.
+void open_and_use_kv(const fs::path& path, bool pop, family which, bool& opened, std::vector<std::string>& problems) {
+    if (which == family::kv_soft) {
+        ferrite::kv::soft_engine e(kv_soft_options(path));
+        opened = true;
+        use_kv(e, pop);
+        for (const auto& x : e.check_items()) problems.push_back(x);
+    } else {
+        ferrite::kv::cpnvm_engine e(kv_cpnvm_options(path));
+        opened = true;
+        e.worker_started({});
+        e.batch_begin();
+        use_kv(e, pop);
+        e.batch_end();
+        e.worker_stopping();
+        for (const auto& x : e.check_items()) problems.push_back(x);
+    }
+}
+
+// A kv case: the pool check (it must not crash or write; its verdict is only reported: the
+// engines validate more than the store, their items); then the engine's open, which either
+// refuses with a ferrite::error or usage_error, the file unchanged, or opens, reads back every
+// item and writes once with no violation, and then its check and a second open are clean.
+case_result run_kv_case(const fs::path& path, const std::string& bytes, bool pop, family which) {
+    case_result r;
+    auto& v = r.violations;
+    r.consistent = check_consistent(path, r.check_problem, v);
+    if (file_bytes(path) != bytes) v.push_back("the pool check changed the file");
+    std::vector<std::string> problems;
+    const auto failed = [&](const std::string& what) {
+        if (r.opened) v.push_back("after a successful open, using or closing the engine threw " + what);
+        else r.refusal = what;
+    };
+    try {
+        open_and_use_kv(path, pop, which, r.opened, problems);
+    } catch (const ferrite::error& e) {
+        failed(e.what());
+    } catch (const ferrite::usage_error& e) {
+        failed(std::string("usage error: ") + e.what());
+    } catch (const std::exception& e) {
+        v.push_back(std::string(r.opened ? "using the engine" : "the engine's open") +
+                    " threw a non-ferrite exception: " + e.what());
+        return r;
+    }
+    if (!r.opened) {
+        if (const std::string now = file_bytes(path); now != bytes)
+            v.push_back("the engine refused the pool, but the file changed (" + differences(bytes, now) +
+                        "): " + r.refusal);
+        return r;
+    }
+    for (const auto& x : problems) v.push_back("after a successful open and use, the engine's check: " + x);
+    try {
+        std::vector<std::string> again;
+        bool reopened = false;
+        open_and_use_kv(path, !pop, which, reopened, again);
+        for (const auto& x : again) v.push_back("the second open's check: " + x);
+    } catch (const std::exception& e) {
+        v.push_back(std::string("the pool opened and closed, but a second open threw: ") + e.what());
+    }
+    return r;
+}
+
 // Cases run in a worker process forked from the test (forking one per case would cost more
 // than the case under ASan: every page the child touches is copied or faulted in afresh). The
 // test writes the case's file, sends "pop-flag\n"; the worker reads the file as the bytes to
@@ -370,15 +513,15 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop) {
 // the time limit (killed) fails that case; the next case starts a fresh worker.
 class worker {
 public:
-    worker(fs::path file, fs::path log, int timeout_s)
-        : file_(std::move(file)), log_(std::move(log)), timeout_s_(timeout_s) {}
+    worker(fs::path file, fs::path log, int timeout_s, family which)
+        : file_(std::move(file)), log_(std::move(log)), timeout_s_(timeout_s), family_(which) {}
     ~worker() { stop(); }
     worker(const worker&) = delete;
     worker& operator=(const worker&) = delete;
 
     case_result run(bool pop) {
         if (env_number("FERRITE_FUZZ_FORK", 1) == 0) {  // in this process (a debugger, a profiler)
-            auto r = run_case(file_, file_bytes(file_), pop);
+            auto r = run_case(file_, file_bytes(file_), pop, family_);
             r.finished = true;
             return r;
         }
@@ -459,7 +602,7 @@ private:
         char request[2];
         while (::read(in, request, 2) == 2) {
             if (::ftruncate(2, 0) == 0) ::lseek(2, 0, SEEK_SET);
-            const auto r = run_case(file_, file_bytes(file_), request[0] == '1');
+            const auto r = run_case(file_, file_bytes(file_), request[0] == '1', family_);
             std::ostringstream o;
             o << "consistent\t" << r.consistent << "\nopened\t" << r.opened << "\ncheck\t"
               << one_line(r.check_problem) << "\nrefusal\t" << one_line(r.refusal) << "\n";
@@ -487,6 +630,7 @@ private:
 
     fs::path file_, log_;
     int timeout_s_;
+    family family_;
     pid_t pid_ = -1;
     int to_ = -1, from_ = -1;
 };
@@ -518,20 +662,20 @@ protected:
     fs::path dir_;
 };
 
-TEST_F(PoolFuzz, MutatedPoolsAreRefusedUnchangedOrOpenClean) {
+// The fuzz run of one family of images: `cases` mutations (FERRITE_FUZZ_ONLY: one of them).
+void fuzz(const fs::path& dir_, family which, u64 cases) {
     const u64 seed = run_seed();
-    const u64 cases = env_number("FERRITE_FUZZ_CASES", 3000);
     const int timeout_s = static_cast<int>(env_number("FERRITE_FUZZ_TIMEOUT", 20));
     const bool dfc_strict = env_number("FERRITE_FUZZ_DFC_STRICT", 1) != 0;
     const bool verbose = env_number("FERRITE_FUZZ_VERBOSE", 0) != 0;
     const char* only_env = std::getenv("FERRITE_FUZZ_ONLY");
     const bool only = only_env != nullptr && *only_env != '\0';
     const u64 only_case = only ? std::strtoull(only_env, nullptr, 0) : 0;
-    std::printf("pool fuzz: seed %llu, %llu cases (FERRITE_FUZZ_SEED, FERRITE_FUZZ_CASES)\n",
+    std::printf("pool fuzz: seed %llu, %llu cases (FERRITE_FUZZ_SEED, FERRITE_FUZZ_CASES / FERRITE_FUZZ_KV_CASES)\n",
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(cases));
 
     const auto t0 = std::chrono::steady_clock::now();
-    const auto images = build_images(dir_, seed);
+    const auto images = which == family::objects ? build_images(dir_, seed) : build_kv_images(dir_, which);
     const auto t1 = std::chrono::steady_clock::now();
     std::printf("images:");
     for (const auto& im : images) std::printf(" %s (%zu regions)", im.name.c_str(), im.regions.size());
@@ -543,7 +687,7 @@ TEST_F(PoolFuzz, MutatedPoolsAreRefusedUnchangedOrOpenClean) {
     std::vector<std::string> failures, dfc_failures;
     u64 run = 0;
     mutation m;
-    worker runner(file, log, timeout_s);
+    worker runner(file, log, timeout_s, which);
 
     // Every image unmutated first: it must open, and check consistent.
     for (const auto& im : images) {
@@ -575,7 +719,11 @@ TEST_F(PoolFuzz, MutatedPoolsAreRefusedUnchangedOrOpenClean) {
         // Element arrays and rings, DFC nodes and announcements, and logs at rest (a vector's swap log,
         // the heap's log entries) are data as much as metadata: a mutation there may always open.
         bool data = false;
-        for (const char* d : {" data", " ring", " nodes", " announcements", " swap log", "log entries"})
+        // So are a kv item's value, the program image's log records at rest, the soft root's CAS
+        // and flush words (any number is an answer) and the links of the program image's free
+        // blocks (read when a block is handed out, not at open).
+        for (const char* d : {" data", " ring", " nodes", " announcements", " swap log", "log entries", " values",
+                              "log records", "cas and flush", "free blocks"})
             data = data || reg.name.find(d) != std::string::npos;
         expects_refusals.emplace(reg.name, !data);
         if (verbose)
@@ -625,6 +773,22 @@ TEST_F(PoolFuzz, MutatedPoolsAreRefusedUnchangedOrOpenClean) {
                 ADD_FAILURE() << "region '" << name << "' was never refused in " << by_region[name].cases
                               << " cases: the mutations miss it (seed " << seed << ")";
         }
+}
+
+TEST_F(PoolFuzz, MutatedPoolsAreRefusedUnchangedOrOpenClean) {
+    fuzz(dir_, family::objects, env_number("FERRITE_FUZZ_CASES", 3000));
+}
+
+// ferrite-kv's pools (pool_image.hpp, build_kv_images), opened by the engine as the server
+// opens them: a refusal is a ferrite::error or usage_error with the file unchanged; an open
+// reads back every item, writes once, closes, and the engine's check and a second open are
+// clean.
+TEST_F(PoolFuzz, MutatedSoftEnginePoolsAreRefusedUnchangedOrOpenClean) {
+    fuzz(dir_, family::kv_soft, env_number("FERRITE_FUZZ_KV_CASES", 300));
+}
+
+TEST_F(PoolFuzz, MutatedCpnvmEnginePoolsAreRefusedUnchangedOrOpenClean) {
+    fuzz(dir_, family::kv_cpnvm, env_number("FERRITE_FUZZ_KV_CASES", 300));
 }
 
 }  // namespace

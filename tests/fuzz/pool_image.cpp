@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/alloc/name_directory.hpp"
@@ -19,6 +20,10 @@
 #include "ferrite/sets/node_store.hpp"
 #include "ferrite/sim/session.hpp"
 #include "ferrite/sim/site_registry.hpp"
+#include "cpnvm_engine.hpp"
+#include "cpnvm_table.hpp"
+#include "item_layout.hpp"
+#include "soft_engine.hpp"
 
 FERRITE_PERSISTENT_TYPE(ferrite_fuzz::tick, "fuzz_tick");
 
@@ -118,6 +123,73 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     }
 }
 
+// The regions of a buddy heap at pool offset `ho`, named "<prefix> header", ...: header, the
+// undo log's tag word and entries, the confirm slots, the block map, the links of free blocks.
+void heap_regions(const std::string& prefix, owner of, const ferrite::alloc::buddy_heap& heap, u64 ho,
+                  std::vector<region>& rs, std::set<u64>& offsets) {
+    const auto& g = heap.geometry();
+    rs.push_back({prefix + " header", of, {{ho, sizeof(ferrite::alloc::heap_header)}}});
+    rs.push_back({prefix + " log control", of, {{ho + g.log_offset, 8}}});  // the tag word; the rest is padding
+    rs.push_back({prefix + " log entries", of, {{ho + g.log_offset + 64, g.slots_offset - g.log_offset - 64}}});
+    rs.push_back({prefix + " slots", of, {{ho + g.slots_offset, g.map_offset - g.slots_offset}}});
+    rs.push_back({prefix + " map", of, {{ho + g.map_offset, g.arena_size / ferrite::alloc::granule}}});
+    region links{prefix + " free links", of, {}};
+    for (const auto& b : heap.blocks()) {
+        offsets.insert(ho + b.offset);
+        offsets.insert(b.offset);
+        if (b.state == ferrite::alloc::block_state::free) links.ranges.push_back({ho + b.offset, 16});
+    }
+    rs.push_back(links);
+}
+
+// Each catalog block's header line and its first `entries` entry lines (at most its capacity).
+void catalog_regions(const ferrite::alloc::name_directory& directory, const std::byte* base, std::vector<region>& rs,
+                     std::set<u64>& offsets, u64 entries_cap = 63) {
+    region cat{"catalog", owner::catalog, {}};
+    for (const void* b : directory.blocks()) {
+        const u64 off = static_cast<u64>(static_cast<const std::byte*>(b) - base);
+        offsets.insert(off);
+        u64 entries;
+        std::memcpy(&entries, base + off + 16, 8);
+        cat.ranges.push_back({off, 64 + 64 * std::min<u64>({entries, u64{63}, entries_cap})});
+    }
+    rs.push_back(cat);
+}
+
+// A durable set's header block, then each area's line 0 and its node slots, as validation
+// finds them (a crash image's pending areas too: the heap is not recovered here, and
+// validation accepts allocation-pending blocks).
+void sets_regions(const std::string& prefix, const ferrite::pmem::pool_ref& p, const ferrite::alloc::buddy_heap& heap,
+                  u64 anchor, u64 block, std::vector<region>& rs, std::set<u64>& offsets) {
+    rs.push_back({prefix + " header", owner::sets, {{anchor, block}}});
+    region area_headers{prefix + " area headers", owner::sets, {}};
+    region nodes{prefix + " nodes", owner::sets, {}};
+    const auto owned = ferrite::sets::node_store::validate(p, heap, anchor);
+    const u64 area_bytes = ferrite::sets::node_store::recorded_shape(p, heap, anchor).area_bytes;
+    for (std::size_t i = 1; i < owned.size(); ++i) {
+        const u64 a = owned[i];
+        offsets.insert(a);
+        area_headers.ranges.push_back({a, ferrite::sets::node_size});
+        nodes.ranges.push_back({a + ferrite::sets::node_size, area_bytes - ferrite::sets::node_size});
+        for (u64 n : {u64{1}, u64{2}, area_bytes / ferrite::sets::node_size - 1}) {
+            offsets.insert(a + n * ferrite::sets::node_size);      // a node (SOFT superseded_by)
+            offsets.insert(a + n * ferrite::sets::node_size + 1);  // with a polarity bit
+        }
+    }
+    if (!area_headers.ranges.empty()) rs.push_back(area_headers);
+    if (!nodes.ranges.empty()) rs.push_back(nodes);
+}
+
+// The whole file last; every offset worth writing also +-64.
+void finish_regions(image& im, std::set<u64>& offsets) {
+    im.regions.push_back({"file", owner::file, {{0, im.bytes.size()}}});
+    for (u64 o : std::vector<u64>(offsets.begin(), offsets.end())) {
+        offsets.insert(o + 64);
+        if (o >= 64) offsets.insert(o - 64);
+    }
+    im.offsets.assign(offsets.begin(), offsets.end());
+}
+
 }  // namespace
 
 std::vector<image> build_images(const fs::path& dir, u64 seed) {
@@ -136,11 +208,11 @@ std::vector<image> build_images(const fs::path& dir, u64 seed) {
         for (u64 i = 0; i < 100; ++i) (void)spare->push_back(i);
         churn(s, 40, 20);
     }
-    out.push_back({"clean", file_bytes(path), {}, {}, 0, 0});
+    out.push_back({"clean", file_bytes(path), {}, {}, 0, 0, family::objects});
     {
         auto s = ferrite::store::open(path, layout);
         churn(s, 60, 15);
-        out.push_back({"open", file_bytes(path), {}, {}, 0, 0});  // the mapping is shared: the file as a kill leaves it
+        out.push_back({"open", file_bytes(path), {}, {}, 0, 0, family::objects});  // the mapping is shared: the file as a kill leaves it
     }
     {
         auto s = ferrite::store::open(path, layout);
@@ -153,7 +225,8 @@ std::vector<image> build_images(const fs::path& dir, u64 seed) {
             if (event % 389 != 97 || out.size() >= 7) return;
             self->crash_image(ferrite::sim::mix(seed, event), crash);
             out.push_back({"crash@" + std::to_string(event),
-                           std::string(reinterpret_cast<const char*>(crash.data()), crash.size()), {}, {}, 0, 0});
+                           std::string(reinterpret_cast<const char*>(crash.data()), crash.size()), {}, {}, 0, 0,
+                           family::objects});
         };
         {
             ferrite::sim::session session(s.pool().base(), s.pool().size(), 1, sites, so);
@@ -168,13 +241,11 @@ std::vector<image> build_images(const fs::path& dir, u64 seed) {
 }
 
 void find_regions(image& im, const fs::path& dir) {
-    using ferrite::alloc::block_state;
     const fs::path path = dir / "regions.pool";
     write_bytes(path, im.bytes);
     auto p = ferrite::pmem::pool::inspect(path);
     const u64 ho = p.heap_offset();
     auto heap = ferrite::alloc::buddy_heap::open(p, ho);
-    const auto& g = heap.geometry();
     const std::byte* base = p.base();
     auto word = [&](u64 off) {
         u64 w;
@@ -188,27 +259,9 @@ void find_regions(image& im, const fs::path& dir) {
     rs.push_back({"header identity", owner::pool, {{0, 256}}});
     rs.push_back({"header state", owner::pool, {{256, 64}}});
     rs.push_back({"header roots", owner::pool, {{320, 64}}});
-    rs.push_back({"heap header", owner::heap, {{ho, sizeof(ferrite::alloc::heap_header)}}});
-    rs.push_back({"heap log control", owner::heap, {{ho + g.log_offset, 8}}});  // the tag word; the rest is padding
-    rs.push_back({"heap log entries", owner::heap, {{ho + g.log_offset + 64, g.slots_offset - g.log_offset - 64}}});
-    rs.push_back({"heap slots", owner::heap, {{ho + g.slots_offset, g.map_offset - g.slots_offset}}});
-    rs.push_back({"heap map", owner::heap, {{ho + g.map_offset, g.arena_size / ferrite::alloc::granule}}});
-    region links{"heap free links", owner::heap, {}};
-    for (const auto& b : heap.blocks()) {
-        offsets.insert(ho + b.offset);
-        offsets.insert(b.offset);
-        if (b.state == block_state::free) links.ranges.push_back({ho + b.offset, 16});
-    }
-    rs.push_back(links);
-
+    heap_regions("heap", owner::heap, heap, ho, rs, offsets);
     auto directory = ferrite::alloc::name_directory::open_or_create(p, heap);
-    region cat{"catalog", owner::catalog, {}};
-    for (const void* b : directory.blocks()) {
-        const u64 off = static_cast<u64>(static_cast<const std::byte*>(b) - base);
-        offsets.insert(off);
-        cat.ranges.push_back({off, 64 + 64 * std::min<u64>(word(off + 16), 63)});
-    }
-    rs.push_back(cat);
+    catalog_regions(directory, base, rs, offsets);
     for (const auto& e : directory.entries()) {
         const std::string name(e.name_view());
         const u64 anchor = e.anchor;
@@ -246,26 +299,7 @@ void find_regions(image& im, const fs::path& dir) {
                 data.ranges.push_back({h.replace_data, std::max<u64>(heap.block_size(base + h.replace_data), 8)});
             if (!data.ranges.empty()) rs.push_back(data);
         } else if (is_kind<soft_map>(e) || is_kind<linkfree_set>(e)) {
-            // The header block, then each area's line 0 and its node slots, as validation
-            // finds them (a crash image's pending areas too: the heap is not recovered here,
-            // and validation accepts allocation-pending blocks).
-            rs.push_back({kind + " " + name + " header", owner::sets, {{anchor, block}}});
-            region area_headers{kind + " " + name + " area headers", owner::sets, {}};
-            region nodes{kind + " " + name + " nodes", owner::sets, {}};
-            const auto owned = ferrite::sets::node_store::validate(p, heap, anchor);
-            const u64 area_bytes = ferrite::sets::node_store::recorded_shape(p, heap, anchor).area_bytes;
-            for (std::size_t i = 1; i < owned.size(); ++i) {
-                const u64 a = owned[i];
-                offsets.insert(a);
-                area_headers.ranges.push_back({a, ferrite::sets::node_size});
-                nodes.ranges.push_back({a + ferrite::sets::node_size, area_bytes - ferrite::sets::node_size});
-                for (u64 n : {u64{1}, u64{2}, area_bytes / ferrite::sets::node_size - 1}) {
-                    offsets.insert(a + n * ferrite::sets::node_size);      // a node (SOFT superseded_by)
-                    offsets.insert(a + n * ferrite::sets::node_size + 1);  // with a polarity bit
-                }
-            }
-            if (!area_headers.ranges.empty()) rs.push_back(area_headers);
-            if (!nodes.ranges.empty()) rs.push_back(nodes);
+            sets_regions(kind + " " + name, p, heap, anchor, block, rs, offsets);
         } else {  // a DFC structure
             namespace cb = ferrite::combining;
             const u64 threads = word(anchor + offsetof(cb::dfc_header, threads));
@@ -288,12 +322,320 @@ void find_regions(image& im, const fs::path& dir) {
             rs.push_back(nodes);
         }
     }
-    rs.push_back({"file", owner::file, {{0, im.bytes.size()}}});
-    for (u64 o : std::vector<u64>(offsets.begin(), offsets.end())) {
-        offsets.insert(o + 64);
-        if (o >= 64) offsets.insert(o - 64);
+    finish_regions(im, offsets);
+    p.close();
+    fs::remove(path);
+}
+
+// ---- ferrite-kv's pools ---------------------------------------------------------------------
+
+namespace {
+
+namespace kv = ferrite::kv;
+
+// Soft: a 1 MiB pool, 384 KiB of store heap (the catalog and the index in 4 KiB areas), 320
+// KiB of user area (the kv root's 4 KiB, then the item heap). Cpnvm: a 1 MiB pool holding a
+// program image of 128 KiB with two thread logs of 32 KiB (the opening thread, one worker).
+constexpr u64 kv_pool_bytes = u64{1} << 20;
+constexpr u64 kv_soft_heap_bytes = u64{384} << 10;
+constexpr u64 kv_soft_user_bytes = u64{320} << 10;
+constexpr u64 kv_cpnvm_image_bytes = u64{128} << 10;
+constexpr u64 kv_cpnvm_log_bytes = u64{32} << 10;
+
+// Far from now either way: an item that never expires during a run, one long expired.
+constexpr std::int64_t kv_future = 4102444800;  // 2100-01-01
+constexpr std::int64_t kv_past = 1000000000;     // 2001
+
+kv::soft_engine_options kv_soft_create_options() {
+    kv::soft_engine_options o;
+    o.index_area_bytes = 4096;
+    o.recovery_threads = 1;
+    o.max_item_bytes = 4096;
+    return o;
+}
+
+kv::cpnvm_engine_options kv_cpnvm_create_options() {
+    kv::cpnvm_engine_options o;
+    o.worker_threads = 1;
+    o.log_bytes = kv_cpnvm_log_bytes;
+    o.max_item_bytes = 4096;
+    o.interval = std::chrono::hours(1);  // epochs commit at batch_end (sync), not by the clock
+    o.mode = kv::durability::sync;
+    return o;
+}
+
+kv::store_request set_request(const kv_item& it, kv::store_mode mode = kv::store_mode::set) {
+    kv::store_request r;
+    r.mode = mode;
+    r.key = it.key;
+    r.value = it.value;
+    r.flags = it.flags;
+    r.expires_at = it.expires_at;
+    return r;
+}
+
+// kv_items(), then a counter incremented, an item touched, one deleted, one replaced, one
+// appended to: freed blocks among the live ones.
+void kv_fill(kv::engine& e) {
+    const std::int64_t now = kv::unix_now();
+    for (const auto& it : kv_items()) {
+        if (e.store(set_request(it), now).result != kv::store_result::stored)
+            throw std::runtime_error("kv image: storing '" + it.key + "' failed");
     }
-    im.offsets.assign(offsets.begin(), offsets.end());
+    kv::arith_request incr;
+    incr.key = "counter";
+    incr.delta = 1;
+    (void)e.arith(incr, now);
+    (void)e.touch("touched", kv_future, now);
+    (void)e.remove("deleted", 0, now);
+    (void)e.store(set_request({"replaced", "the second value, longer than the first", 3, 0}), now);
+    (void)e.store(set_request({"appended", ", and more", 0, 0}, kv::store_mode::append), now);
+}
+
+// The "open" image's changes: more items, one deleted, one replaced.
+void kv_more(kv::engine& e, int from, int to) {
+    const std::int64_t now = kv::unix_now();
+    for (int i = from; i < to; ++i) {
+        std::string key = "later:";
+        key.append(std::to_string(i));
+        (void)e.store(set_request({key, std::string(static_cast<std::size_t>(20 + 97 * i), static_cast<char>('a' + i)),
+                                   static_cast<std::uint32_t>(i), 0}),
+                      now);
+    }
+    (void)e.remove("key:3", 0, now);
+    (void)e.store(set_request({"multi", "replaced\r\nover two lines\r\n", 9, 0}), now);
+}
+
+// The cpnvm engine's worker role for the calling thread, for a scope.
+struct kv_worker {
+    explicit kv_worker(kv::cpnvm_engine& e) : engine(e) {
+        engine.worker_started({});
+        engine.batch_begin();
+    }
+    ~kv_worker() {
+        engine.batch_end();
+        engine.worker_stopping();
+    }
+    kv_worker(const kv_worker&) = delete;
+    kv_worker& operator=(const kv_worker&) = delete;
+    kv::cpnvm_engine& engine;
+};
+
+}  // namespace
+
+std::vector<kv_item> kv_items() {
+    std::vector<kv_item> items = {
+        {"user:42", "Ada", 0, 0},
+        {"multi", "line one\r\nline two\r\nEND\r\nline four, after an END\r\n", 7, 0},
+        {"big", std::string(3000, 'x'), 0xdeadbeef, 0},
+        {"expiring", "later", 1, kv_future},
+        {"expired", "gone", 2, kv_past},
+        {"counter", "41", 0, 0},
+        {"touched", "t", 5, kv_future - 1000},
+        {"deleted", "d", 0, 0},
+        {"replaced", "first", 0, 0},
+        {"appended", "head", 4, 0},
+        {std::string(250, 'k'), "the longest key", 0, 0},
+    };
+    for (int i = 0; i < 12; ++i) {
+        std::string key = "key:";
+        key.append(std::to_string(i));
+        items.push_back({key, std::string(static_cast<std::size_t>(1 + 37 * i), static_cast<char>('A' + i)),
+                         static_cast<std::uint32_t>(i * 1000), i % 3 == 0 ? kv_future : 0});
+    }
+    return items;
+}
+
+std::vector<std::string> kv_keys() {
+    std::vector<std::string> keys;
+    for (const auto& it : kv_items()) keys.push_back(it.key);
+    for (int i = 0; i < 6; ++i) {
+        std::string key = "later:";
+        key.append(std::to_string(i));
+        keys.push_back(key);
+    }
+    return keys;
+}
+
+std::vector<image> build_kv_images(const fs::path& dir, family which) {
+    const fs::path path = dir / "kv.pool";
+    fs::remove(path);
+    std::vector<image> out;
+    if (which == family::kv_soft) {
+        {
+            ferrite::store_options o;
+            o.size = kv_pool_bytes;
+            o.heap_size = kv_soft_heap_bytes;
+            o.user_bytes = kv_soft_user_bytes;
+            auto s = ferrite::store::create(path, kv_soft_layout, o);
+            {
+                kv::soft_engine e(s.pool(), s.names(), s.user_area(), kv_soft_create_options());
+                kv_fill(e);
+            }
+            s.close();
+        }
+        out.push_back({"clean", file_bytes(path), {}, {}, 0, 0, which});
+        {
+            auto o = kv_soft_create_options();
+            o.pool = path;
+            kv::soft_engine e(o);  // as the server opens it
+            kv_more(e, 0, 6);
+            out.push_back({"open", file_bytes(path), {}, {}, 0, 0, which});  // a shared mapping: what a kill leaves
+        }
+    } else {
+        {
+            ferrite::store_options o;
+            o.size = kv_pool_bytes;
+            auto s = ferrite::store::create(path, kv_cpnvm_layout, o);
+            {
+                ferrite::image_options io;
+                io.image_bytes = kv_cpnvm_image_bytes;
+                io.max_threads = 2;
+                io.log_bytes = kv_cpnvm_log_bytes;
+                io.interval = std::chrono::hours(1);
+                auto img = s.names().open<ferrite::program_image>("kv", io);
+                kv::cpnvm_engine e(img, kv_cpnvm_create_options());
+                kv_worker w(e);
+                kv_fill(e);
+            }
+            s.close();
+        }
+        out.push_back({"clean", file_bytes(path), {}, {}, 0, 0, which});
+        {
+            auto o = kv_cpnvm_create_options();
+            o.pool = path;
+            o.log_bytes = kv::cpnvm_engine_options{}.log_bytes;  // the engine's minimum; the image keeps its own
+            kv::cpnvm_engine e(o);
+            {
+                kv_worker w(e);
+                kv_more(e, 0, 3);
+            }  // batch_end: committed only if due; worker_stopping takes part in a checkpoint
+            e.worker_started({});
+            e.batch_begin();
+            kv_more(e, 3, 6);  // marked, never committed: lost in the copy
+            out.push_back({"open", file_bytes(path), {}, {}, 0, 0, which});
+            e.batch_end();
+            e.worker_stopping();
+        }
+    }
+    fs::remove(path);
+    for (auto& im : out) find_kv_regions(im, dir);
+    return out;
+}
+
+void find_kv_regions(image& im, const fs::path& dir) {
+    const fs::path path = dir / "regions.pool";
+    write_bytes(path, im.bytes);
+    auto p = ferrite::pmem::pool::inspect(path);
+    const u64 ho = p.heap_offset();
+    auto heap = ferrite::alloc::buddy_heap::open(p, ho);
+    const std::byte* base = p.base();
+    auto word = [&](u64 off) {
+        u64 w;
+        std::memcpy(&w, base + off, 8);
+        return w;
+    };
+    im.heap_offset = ho;
+    im.data_top = p.used();
+    std::set<u64> offsets;
+    auto& rs = im.regions;
+    rs.push_back({"header identity", owner::pool, {{0, 256}}});
+    rs.push_back({"header state", owner::pool, {{256, 64}}});
+    rs.push_back({"header roots", owner::pool, {{320, 64}}});
+    heap_regions("heap", owner::heap, heap, ho, rs, offsets);
+    auto directory = ferrite::alloc::name_directory::open_or_create(p, heap);
+    // One block of room for 63 entries holds the kv pools' one entry: the used lines only, or
+    // most mutations would land in unused entries.
+    catalog_regions(directory, base, rs, offsets, directory.entries().size());
+    region headers{"kv item headers", owner::kv, {}}, keys{"kv item keys", owner::kv, {}},
+        values{"kv item values", owner::kv, {}};
+
+    if (im.of == family::kv_soft) {
+        for (const auto& e : directory.entries()) {
+            if (e.name_view() != "items" || e.anchor == 0) continue;
+            offsets.insert(e.anchor);
+            sets_regions("index", p, heap, e.anchor, heap.block_size(base + e.anchor), rs, offsets);
+        }
+        // The kv root (soft_engine.cpp's kv_root): magic, version, seeds, heap offset and
+        // size, checksum; then its own line of the CAS high-water mark and the flush marks.
+        const u64 root = p.state().root_offset;
+        rs.push_back({"kv root identity", owner::kv, {{root, 64}}});
+        rs.push_back({"kv root cas and flush", owner::kv, {{root + 64, 24}}});
+        const u64 item_heap = word(root + 32);
+        auto items = ferrite::alloc::buddy_heap::open(p, item_heap);
+        heap_regions("item heap", owner::kv, items, item_heap, rs, offsets);
+        for (const auto& b : items.blocks()) {
+            if (b.state != ferrite::alloc::block_state::live) continue;
+            kv::item_header h;
+            const u64 at = item_heap + b.offset;
+            std::memcpy(&h, base + at, sizeof h);
+            headers.ranges.push_back({at, sizeof h});
+            keys.ranges.push_back({at + sizeof h, h.key_length});
+            if (h.value_length != 0) values.ranges.push_back({at + sizeof h + h.key_length, h.value_length});
+        }
+    } else {
+        u64 anchor = 0;
+        for (const auto& e : directory.entries())
+            if (e.name_view() == "kv") anchor = e.anchor;
+        if (anchor == 0) throw std::runtime_error("kv image: no program image 'kv' in the catalog");
+        // The program image's block (checkpoint/image_store.hpp, epoch_log.hpp): a header line
+        // (magic, version, threads, base, log_bytes, image_bytes, checksum), the log region's
+        // identity line and epoch lines, the thread logs, the persistent image.
+        const u64 threads = word(anchor + 8) >> 32, log_bytes = word(anchor + 24);
+        rs.push_back({"program image header", owner::kv, {{anchor, 64}}});
+        rs.push_back({"program image log identity", owner::kv, {{anchor + 64, 64}}});
+        rs.push_back({"program image epochs", owner::kv, {{anchor + 128, 8}, {anchor + 192, 8}}});
+        region logs{"program image log records", owner::kv, {}};
+        for (u64 t = 0; t < threads; ++t) logs.ranges.push_back({anchor + 256 + t * log_bytes, 1024});
+        rs.push_back(logs);
+        const u64 img = anchor + 256 + threads * log_bytes;  // the persistent image: image offsets count from here
+        // Its first page: 32 roots of 64 bytes (name, offset), then the allocator (bump, one
+        // free-list head per size class).
+        region roots{"program image roots", owner::kv, {}};
+        u64 table = 0;
+        for (u64 r = 0; r < 32; ++r) {
+            const char* name = reinterpret_cast<const char*>(base + img + 64 * r);
+            if (name[0] == '\0') continue;
+            roots.ranges.push_back({img + 64 * r, 64});
+            if (std::string_view(name, strnlen(name, 48)) == "ferrite-kv") table = word(img + 64 * r + 48);
+        }
+        rs.push_back(roots);
+        rs.push_back({"program image allocator", owner::kv, {{img + 2048, 8 * 78}}});
+        region free_blocks{"program image free blocks", owner::kv, {}};
+        for (u64 c = 1; c < 77; ++c) {  // free_heads[c] follows the bump word
+            for (u64 at = word(img + 2048 + 8 + 8 * c), n = 0; at != 0 && n < 64; at = word(img + at), ++n) {
+                free_blocks.ranges.push_back({img + at, 8});
+                offsets.insert(at);
+            }
+        }
+        if (!free_blocks.ranges.empty()) rs.push_back(free_blocks);
+        if (table == 0) throw std::runtime_error("kv image: no root 'ferrite-kv' in the program image");
+        // The table (cpnvm_table.hpp): its identity line, last_cas, the flush words; the
+        // bucket words that head a chain, and the first few empty ones.
+        rs.push_back({"kv table", owner::kv, {{img + table, 64}, {img + table + 64, 8}, {img + table + 128, 16}}});
+        offsets.insert(table);
+        kv::cp_table t;
+        std::memcpy(&t, base + img + table, sizeof t);
+        offsets.insert(t.buckets);
+        region buckets{"kv buckets", owner::kv, {{img + t.buckets, 32}}};
+        for (u64 b = 0; b < t.bucket_count; ++b) {
+            for (u64 at = word(img + t.buckets + 8 * b); at != 0;) {
+                if (at == word(img + t.buckets + 8 * b)) buckets.ranges.push_back({img + t.buckets + 8 * b, 8});
+                kv::cp_item it;
+                std::memcpy(&it, base + img + at, sizeof it);
+                offsets.insert(at);
+                headers.ranges.push_back({img + at, sizeof it});
+                keys.ranges.push_back({img + at + sizeof it, it.key_length});
+                if (it.value_length != 0) values.ranges.push_back({img + at + sizeof it + it.key_length, it.value_length});
+                at = it.next;
+            }
+        }
+        rs.push_back(buckets);
+    }
+    rs.push_back(headers);
+    rs.push_back(keys);
+    rs.push_back(values);
+    finish_regions(im, offsets);
     p.close();
     fs::remove(path);
 }

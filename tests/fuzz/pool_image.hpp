@@ -59,8 +59,14 @@ bool is_kind(const ferrite::alloc::directory_entry& e) {
 }
 
 // What a region belongs to: failures in DFC regions are counted apart while the DFC
-// validation is being finished (see pool_fuzz_test.cpp).
-enum class owner { pool, heap, catalog, vector, dfc, sets, file };
+// validation is being finished (see pool_fuzz_test.cpp). `kv`: ferrite-kv's own structures
+// (the soft engine's root, item heap and items; the cpnvm engine's program image, table and
+// items).
+enum class owner { pool, heap, catalog, vector, dfc, sets, kv, file };
+
+// Which pool an image is of: the store holding every kind of named object, or a pool of one
+// of ferrite-kv's durable engines (apps/kv), opened by the engine as the server opens it.
+enum class family { objects, kv_soft, kv_cpnvm };
 
 struct byte_range {
     std::uint64_t offset;
@@ -80,6 +86,7 @@ struct image {
     std::vector<std::uint64_t> offsets;  // in-pool offsets worth writing: blocks, objects, node numbers
     std::uint64_t data_top = 0;
     std::uint64_t heap_offset = 0;
+    family of = family::objects;
 };
 
 inline constexpr const char* layout = "pool-fuzz";
@@ -107,5 +114,42 @@ std::vector<image> build_images(const std::filesystem::path& dir, std::uint64_t 
 // Fills image.regions, offsets, data_top and heap_offset from image.bytes (written to a
 // scratch file in `dir` and opened read-only).
 void find_regions(image& im, const std::filesystem::path& dir);
+
+// ---- ferrite-kv's pools (apps/kv) ---------------------------------------------------------
+//
+// build_kv_images() makes a pool of the soft or the cpnvm engine (family kv_soft, kv_cpnvm)
+// in the engine's own layout, small: the store is created here with a small heap and user
+// area (soft) or a small program image with 32 KiB thread logs (cpnvm), and the engine runs
+// on it through its constructor over pieces (the crash targets'), because the server's
+// minimum sizes (32 MiB; 8 MiB per thread log) would make every case copy tens of MiB. It is
+// filled with kv_items() (small, multi-line and 3000-byte values, flags, expiry times, an
+// expired item, a counter, a touched, a deleted, a replaced and an appended item), so the
+// item heap or the image allocator holds freed blocks among the live ones. Images:
+//   clean   the engine and the store closed;
+//   open    reopened with the engine's public constructor (as the server opens it), more
+//           stores and deletes, the file copied while the engine is open (cpnvm: some of
+//           them after the last committed epoch, so lost): what kill -9 leaves.
+// Their regions: the pool header, the store's heap and catalog as for the objects images;
+// soft: the index (a SOFT durable_map: header block, area headers, nodes), the kv root's
+// identity line and CAS/flush words, the item heap (header, undo log, confirm slots, map,
+// free links), every item's header, key and value; cpnvm: the program image's header, log
+// identity, epoch words, log records, roots and allocator state (in the persistent image),
+// free blocks, the table header, the bucket words, every item's header, key and value.
+inline constexpr const char* kv_soft_layout = "ferrite-kv-1";         // apps/kv/soft_engine.cpp's
+inline constexpr const char* kv_cpnvm_layout = "ferrite-kv-cpnvm-1";  // apps/kv/cpnvm_engine.cpp's
+
+struct kv_item {
+    std::string key, value;
+    std::uint32_t flags;
+    std::int64_t expires_at;  // absolute unix seconds, 0: never
+};
+// The items the images were filled with.
+std::vector<kv_item> kv_items();
+// Every key an image may hold (kv_items()' and the ones the "open" image's changes used):
+// what a case reads back with get.
+std::vector<std::string> kv_keys();
+
+std::vector<image> build_kv_images(const std::filesystem::path& dir, family which);
+void find_kv_regions(image& im, const std::filesystem::path& dir);
 
 }  // namespace ferrite_fuzz

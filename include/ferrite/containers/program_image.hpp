@@ -43,6 +43,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/containers/object_kinds.hpp"
@@ -138,6 +139,21 @@ public:
     static std::size_t block_bytes(std::size_t bytes) noexcept;
     static constexpr std::size_t max_reused_block = std::size_t{16} << 20;
     void deallocate(void* p, std::size_t bytes);
+
+    // The allocator's state, for a program's open to check against its own objects before it
+    // writes (reads only). Offsets count from the start of whole_image().
+    struct free_block {
+        std::uint64_t offset;
+        std::uint64_t bytes;  // its size class
+    };
+    // First byte the bump pointer has not handed out (the end of CpNvm's page when nothing was
+    // ever allocated); damaged_pool when it lies outside the image.
+    std::uint64_t allocated_top() const;
+    // Every block of every free list, each list walked with every link checked before it is
+    // followed: 64-byte aligned, inside what the bump pointer handed out, no loop
+    // (damaged_pool otherwise, naming the size class and the offset). Overlaps between blocks
+    // are the caller's to check (it knows its live objects too).
+    std::vector<free_block> free_blocks() const;
 
     std::uint64_t committed_epoch() const noexcept;
     std::uint64_t pages_loaded() const noexcept;  // lazy loading: pages brought in so far

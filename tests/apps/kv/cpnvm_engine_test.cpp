@@ -1,6 +1,8 @@
 // The cpnvm engine (apps/kv/cpnvm_engine.hpp) without a server: what each durability mode
 // keeps when the process dies (a child that _exits without closing), eviction and the memory
-// limit, a reopen with every chain validated, and a damaged pool refused without a write.
+// limit, a reopen with every chain validated, and a damaged pool refused without a write (also
+// one that was not closed, a lost table root, a free block that is also an item, an epoch
+// count past any real one: found by the pool fuzz test, tests/fuzz).
 #include "cpnvm_engine.hpp"
 
 #include "ferrite/error.hpp"
@@ -47,17 +49,53 @@ class CpnvmEngineTest : public ::testing::Test {
     o.interval = 60s;  // no epoch commits by the clock during a test
     return o;
   }
-  std::vector<char> bytes() const {
-    std::ifstream in(path_, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
+  std::vector<char> bytes() const {  // in one read: a char-by-char copy of the pool takes seconds under ASan
+    std::ifstream in(path_, std::ios::binary | std::ios::ate);
+    std::vector<char> out(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)));
+    in.seekg(0);
+    in.read(out.data(), static_cast<std::streamsize>(out.size()));
+    return out;
   }
   void overwrite(const std::vector<char>& content) const {
     std::ofstream out(path_, std::ios::binary | std::ios::trunc);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
   }
 
+  // Opening must throw damaged_pool whose message says `what`, and leave the file as it was.
+  void expect_refused_unchanged(const std::string& what) const {
+    const auto before = bytes();
+    try {
+      cpnvm_engine e(options());
+      ADD_FAILURE() << "opened a damaged pool";
+    } catch (const ferrite::damaged_pool& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("restore the pool"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(bytes(), before) << "a refused open writes nothing";
+  }
+
   std::filesystem::path path_;
 };
+
+// Where the program image's parts lie in the file: its header (magic "FECPIMG1"; threads, log
+// bytes), the epoch log's committed-epoch word, the persistent image.
+struct image_layout {
+  std::size_t header = 0, committed = 0, image = 0;
+};
+image_layout find_image(const std::vector<char>& content) {
+  const std::string magic = "FECPIMG1";
+  const auto at = std::search(content.begin(), content.end(), magic.begin(), magic.end());
+  if (at == content.end()) return {};
+  image_layout l;
+  l.header = static_cast<std::size_t>(at - content.begin());
+  std::uint32_t threads = 0;
+  std::uint64_t log_bytes = 0;
+  std::memcpy(&threads, &content[l.header + 12], 4);
+  std::memcpy(&log_bytes, &content[l.header + 24], 8);
+  l.committed = l.header + 64 + 64;                              // the region's line 1
+  l.image = l.header + 64 + 3 * 64 + threads * log_bytes;  // after the identity, epoch lines, logs
+  return l;
+}
 
 // The calling thread as a server worker for the scope: one batch at a time.
 struct worker {
@@ -315,6 +353,83 @@ TEST_F(CpnvmEngineTest, ADamagedItemIsRefusedAtOpenAndNothingIsWritten) {
     EXPECT_NE(std::string(e.what()).find("restore the pool"), std::string::npos) << e.what();
   }
   EXPECT_EQ(bytes(), content) << "a failed open writes nothing";
+}
+
+// A damaged item in a pool whose process died: the store's open replayed and recovered the
+// pool and its close marked it clean, before the engine found the item; the refused file had
+// changed (the clean-shutdown flag). The open is rehearsed on a private copy now.
+TEST_F(CpnvmEngineTest, ADamagedItemInAPoolThatWasNotClosedIsRefusedUnchanged) {
+  die_after_two_batches(options(durability::sync));
+  auto content = bytes();
+  const std::string key = "a";  // the item "a" -> "first": its key byte, 56 bytes into the item
+  const std::string value = "afirst";
+  int hits = 0;
+  for (auto at = std::search(content.begin(), content.end(), value.begin(), value.end()); at != content.end();
+       at = std::search(at + 1, content.end(), value.begin(), value.end())) {
+    *at = 'z';  // the key no longer hashes to the item's hash
+    ++hits;
+  }
+  ASSERT_GT(hits, 0);
+  overwrite(content);
+  expect_refused_unchanged("does not hash");
+}
+
+// The root "ferrite-kv" lost its name: the engine used to create a new, empty table (every
+// item gone, silently). An image that has allocated anything has its table.
+TEST_F(CpnvmEngineTest, AMissingTableRootIsRefusedNotCreatedEmpty) {
+  {
+    cpnvm_engine e(options());
+    worker w(e);
+    w.batch([&] { set(e, "kept", "value"); });
+  }
+  auto content = bytes();
+  const std::string root("ferrite-kv\0", 11);  // NUL-padded: not the layout "ferrite-kv-cpnvm-1"
+  int hits = 0;
+  for (auto at = std::search(content.begin(), content.end(), root.begin(), root.end()); at != content.end();
+       at = std::search(at + 1, content.end(), root.begin(), root.end())) {
+    *at = 'F';
+    ++hits;
+  }
+  ASSERT_GT(hits, 0);
+  overwrite(content);
+  expect_refused_unchanged("no root");
+}
+
+// The allocator's free list of 128-byte blocks made to start at a live item: the next store
+// of that size would have been written over it. Every free block must lie outside the items.
+TEST_F(CpnvmEngineTest, AFreeBlockThatIsAlsoAnItemIsRefused) {
+  {
+    cpnvm_engine e(options());
+    worker w(e);
+    w.batch([&] { set(e, "victim-key-0123456789", "value"); });  // 56 + 26 bytes: the 128-byte class
+  }
+  auto content = bytes();
+  const image_layout l = find_image(content);
+  ASSERT_NE(l.header, 0u);
+  const std::string key = "victim-key-0123456789value";
+  const auto at = std::search(content.begin() + static_cast<std::ptrdiff_t>(l.image), content.end(), key.begin(), key.end());
+  ASSERT_NE(at, content.end());
+  const std::uint64_t item = static_cast<std::uint64_t>(at - content.begin()) - 56 - l.image;
+  std::memcpy(&content[l.image + 2048 + 8 + 8 * 2], &item, 8);  // the meta page's free_heads[2]
+  overwrite(content);
+  expect_refused_unchanged("overlaps");
+}
+
+// A committed-epoch word of ~0: the next epoch wrapped to 0, its commit threw inside the
+// checkpoint's barrier and the open hung. Epoch counts that high are damage.
+TEST_F(CpnvmEngineTest, ACommittedEpochPastAnyCountIsRefusedNotAHang) {
+  {
+    cpnvm_engine e(options());
+    worker w(e);
+    w.batch([&] { set(e, "kept", "value"); });
+  }
+  auto content = bytes();
+  const image_layout l = find_image(content);
+  ASSERT_NE(l.header, 0u);
+  const std::uint64_t past = ~std::uint64_t{0};
+  std::memcpy(&content[l.committed], &past, 8);
+  overwrite(content);
+  expect_refused_unchanged("committed epoch");
 }
 
 }  // namespace
