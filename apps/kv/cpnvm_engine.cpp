@@ -92,7 +92,7 @@ cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
     : options_(options), stripes_(std::make_unique<stripe[]>(stripe_count)) {
   const auto began = std::chrono::steady_clock::now();
   if (options.log_bytes < (8u << 20)) throw usage_error("cpnvm engine: the thread logs need at least 8 MiB each");
-  rehearse(options);
+  validated_ = rehearse(options);
   const unsigned image_threads = options.worker_threads + 1;  // and the thread that opens it
   const std::uint64_t image_part = std::bit_ceil(options.memory_bytes + image_threads * options.log_bytes + (1u << 20));
   store_options layout;
@@ -114,7 +114,7 @@ cpnvm_engine::cpnvm_engine(std::shared_ptr<program_image> image, const cpnvm_eng
   report_.milliseconds = since(began);
 }
 
-void cpnvm_engine::rehearse_open(const cpnvm_engine_options& options) {
+cpnvm_engine::rehearsed cpnvm_engine::rehearse_open(const cpnvm_engine_options& options) {
   // The store's open writes before the table is checked (it replays the image's committed
   // epochs, marks the pool in use, and a crashed pool it recovered is marked clean when it
   // closes), and so does start() (the CAS gap, a checkpoint). So all of it runs first on a
@@ -126,22 +126,25 @@ void cpnvm_engine::rehearse_open(const cpnvm_engine_options& options) {
   try {
     file = pmem::pool::open_unmarked(options.pool, layout_name);  // writes nothing; closes without writing
   } catch (const pool_error& e) {
-    if (e.kind() == pool_errc::not_found) return;
+    if (e.kind() == pool_errc::not_found) return std::nullopt;
     throw;
   }
-  if (file.heap_offset() == 0 && !setup_unfinished(file)) return;  // blank, or not a store: the open decides
+  if (file.heap_offset() == 0 && !setup_unfinished(file)) return std::nullopt;  // blank, or not a store: the open decides
   pmem::pool copy = file.private_copy();
   if (setup_unfinished(copy)) store::initialise(copy, {});  // as store::open does
   alloc::buddy_heap heap = alloc::buddy_heap::open(copy, copy.heap_offset());
   catalog::recover_pool(copy, heap);
   catalog names(copy, heap);
   const cpnvm_engine trial(open_image(names, options), options);
+  if (!trial.opened_existing_) return std::nullopt;
+  return chain_totals{trial.counters_.items.load(std::memory_order_relaxed),
+                      trial.counters_.bytes.load(std::memory_order_relaxed)};
 }
 
-void cpnvm_engine::rehearse(const cpnvm_engine_options& options) {
+cpnvm_engine::rehearsed cpnvm_engine::rehearse(const cpnvm_engine_options& options) {
   // The library's validators name what is damaged; the advice is the same for all of them.
   try {
-    rehearse_open(options);
+    return rehearse_open(options);
   } catch (const damaged_pool& e) {
     if (std::string_view(e.what()).find("restore the pool") != std::string_view::npos) throw;
     throw damaged_pool(e.kind(), e.region(), e.object(),
@@ -240,7 +243,8 @@ void cpnvm_engine::open_table() {
   buckets_ = reinterpret_cast<std::uint64_t*>(base_ + t.buckets);
   bucket_mask_ = t.bucket_count - 1;
   seed_ = t.seed;
-  const chain_totals totals = walk_chains(nullptr);
+  opened_existing_ = true;
+  const chain_totals totals = validated_ ? *validated_ : walk_chains(nullptr);
   counters_.items.store(totals.items, std::memory_order_relaxed);
   counters_.bytes.store(totals.bytes, std::memory_order_relaxed);
   report_.items = totals.items;
