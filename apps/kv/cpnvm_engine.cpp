@@ -3,6 +3,7 @@
 #include "counter.hpp"
 #include "cpnvm_table.hpp"
 #include "key_hash.hpp"
+#include "open_rehearsal.hpp"
 #include "store_rules.hpp"
 
 #include "ferrite/error.hpp"
@@ -63,10 +64,17 @@ struct cpnvm_engine::stripe {
 
 namespace {
 
+unsigned image_threads(const cpnvm_engine_options& options) { return options.worker_threads + 1; }  // and the opening thread
+
+// What the image and its thread logs take of the pool (its block on the buddy heap).
+std::uint64_t image_part_bytes(const cpnvm_engine_options& options) {
+  return std::bit_ceil(options.memory_bytes + image_threads(options) * options.log_bytes + (1u << 20));
+}
+
 image_options image_options_for(const cpnvm_engine_options& options) {
   image_options io;
   io.image_bytes = options.memory_bytes;
-  io.max_threads = options.worker_threads + 1;  // and the thread that opens it
+  io.max_threads = image_threads(options);
   io.log_bytes = options.log_bytes;
   io.interval = options.interval;
   return io;
@@ -77,12 +85,10 @@ std::shared_ptr<program_image> open_image(catalog& names, const cpnvm_engine_opt
   try {
     return names.open<program_image>(image_name, image_options_for(options));
   } catch (const ferrite::out_of_memory&) {
-    const unsigned image_threads = options.worker_threads + 1;
-    const std::uint64_t image_part = std::bit_ceil(options.memory_bytes + image_threads * options.log_bytes + (1u << 20));
     throw usage_error("cpnvm engine: the pool " + options.pool.string() + " cannot hold an image of " +
-                      std::to_string(options.memory_bytes >> 20) + " MiB and " + std::to_string(image_threads) +
+                      std::to_string(options.memory_bytes >> 20) + " MiB and " + std::to_string(image_threads(options)) +
                       " thread logs of " + std::to_string(options.log_bytes >> 20) + " MiB: remove it and give --size " +
-                      std::to_string((2 * image_part) >> 20) + "m or more (or leave --size out)");
+                      std::to_string((2 * image_part_bytes(options)) >> 20) + "m or more (or leave --size out)");
   }
 }
 
@@ -93,10 +99,8 @@ cpnvm_engine::cpnvm_engine(const cpnvm_engine_options& options)
   const auto began = std::chrono::steady_clock::now();
   if (options.log_bytes < (8u << 20)) throw usage_error("cpnvm engine: the thread logs need at least 8 MiB each");
   validated_ = rehearse(options);
-  const unsigned image_threads = options.worker_threads + 1;  // and the thread that opens it
-  const std::uint64_t image_part = std::bit_ceil(options.memory_bytes + image_threads * options.log_bytes + (1u << 20));
   store_options layout;
-  layout.size = options.size != 0 ? options.size : 2 * image_part + (16u << 20);
+  layout.size = options.size != 0 ? options.size : 2 * image_part_bytes(options) + (16u << 20);
   store_.emplace(ferrite::store::open_or_create(options.pool, layout_name, layout));
   report_.created = store_->created();
   report_.crashed = store_->recovered_from_crash();
@@ -122,34 +126,16 @@ cpnvm_engine::rehearsed cpnvm_engine::rehearse_open(const cpnvm_engine_options& 
   // written. That includes finishing a store whose setup looks unfinished and creating the
   // image when the catalog has none (what the real open would do, and may fail at). A
   // missing file has nothing to rehearse.
-  pmem::pool file;
-  try {
-    file = pmem::pool::open_unmarked(options.pool, layout_name);  // writes nothing; closes without writing
-  } catch (const pool_error& e) {
-    if (e.kind() == pool_errc::not_found) return std::nullopt;
-    throw;
-  }
-  if (file.heap_offset() == 0 && !setup_unfinished(file)) return std::nullopt;  // blank, or not a store: the open decides
-  pmem::pool copy = file.private_copy();
-  if (setup_unfinished(copy)) store::initialise(copy, {});  // as store::open does
-  alloc::buddy_heap heap = alloc::buddy_heap::open(copy, copy.heap_offset());
-  catalog::recover_pool(copy, heap);
-  catalog names(copy, heap);
-  const cpnvm_engine trial(open_image(names, options), options);
+  const auto copy = open_rehearsal_copy(options.pool, layout_name);
+  if (!copy) return std::nullopt;
+  const cpnvm_engine trial(open_image(copy->names, options), options);
   if (!trial.opened_existing_) return std::nullopt;
   return chain_totals{trial.counters_.items.load(std::memory_order_relaxed),
                       trial.counters_.bytes.load(std::memory_order_relaxed)};
 }
 
 cpnvm_engine::rehearsed cpnvm_engine::rehearse(const cpnvm_engine_options& options) {
-  // The library's validators name what is damaged; the advice is the same for all of them.
-  try {
-    return rehearse_open(options);
-  } catch (const damaged_pool& e) {
-    if (std::string_view(e.what()).find("restore the pool") != std::string_view::npos) throw;
-    throw damaged_pool(e.kind(), e.region(), e.object(),
-                       std::string(e.what()).append("; nothing was changed: restore the pool from a copy"));
-  }
+  return with_restore_advice([&] { return rehearse_open(options); });
 }
 
 void cpnvm_engine::start() {

@@ -2,6 +2,7 @@
 #include "soft_engine.hpp"
 
 #include "counter.hpp"
+#include "open_rehearsal.hpp"
 #include "store_rules.hpp"
 
 #include "ferrite/containers/sets_kind.hpp"
@@ -103,34 +104,16 @@ void soft_engine::rehearse_open(const soft_engine_options& options) {
   // mapping of the file, with the item heap's whole check at the end: a damaged pool is
   // refused before anything is written. That includes finishing a store whose setup looks
   // unfinished (as the real open does). A missing file has nothing to rehearse.
-  pmem::pool file;
-  try {
-    file = pmem::pool::open_unmarked(options.pool, layout_name);  // writes nothing; closes without writing
-  } catch (const pool_error& e) {
-    if (e.kind() == pool_errc::not_found) return;
-    throw;
-  }
-  if (file.heap_offset() == 0 && !setup_unfinished(file)) return;  // blank, or not a store: the open decides
-  pmem::pool copy = file.private_copy();
-  if (setup_unfinished(copy)) store::initialise(copy, {});  // as store::open does
-  alloc::buddy_heap heap = alloc::buddy_heap::open(copy, copy.heap_offset());
-  catalog::recover_pool(copy, heap);
-  catalog names(copy, heap);
-  const std::uint64_t root = copy.state().root_offset, heap_at = copy.heap_offset();
-  const std::span<std::byte> area =
-      root == 0 || heap_at <= root ? std::span<std::byte>{} : std::span<std::byte>{copy.base() + root, heap_at - root};
-  const soft_engine trial(copy, names, area, options, rehearsal_tag{});
+  const auto copy = open_rehearsal_copy(options.pool, layout_name);
+  if (!copy) return;
+  const std::uint64_t root = copy->pool.state().root_offset, heap_at = copy->pool.heap_offset();
+  const std::span<std::byte> area = root == 0 || heap_at <= root ? std::span<std::byte>{}
+                                                                 : std::span<std::byte>{copy->pool.base() + root, heap_at - root};
+  const soft_engine trial(copy->pool, copy->names, area, options, rehearsal_tag{});
 }
 
 void soft_engine::rehearse(const soft_engine_options& options) {
-  // The library's validators name what is damaged; the advice is the same for all of them.
-  try {
-    rehearse_open(options);
-  } catch (const damaged_pool& e) {
-    if (std::string_view(e.what()).find("restore the pool") != std::string_view::npos) throw;
-    throw damaged_pool(e.kind(), e.region(), e.object(),
-                       std::string(e.what()).append("; nothing was changed: restore the pool from a copy"));
-  }
+  with_restore_advice([&] { rehearse_open(options); });
 }
 
 soft_engine::soft_engine(pmem::pool& pool, catalog& names, std::span<std::byte> area, const soft_engine_options& options)
