@@ -4,6 +4,7 @@
 // one that was not closed, a lost table root, a free block that is also an item, an epoch
 // count past any real one: found by the pool fuzz test, tests/fuzz).
 #include "cpnvm_engine.hpp"
+#include "pool_file.hpp"
 
 #include "ferrite/error.hpp"
 
@@ -49,29 +50,11 @@ class CpnvmEngineTest : public ::testing::Test {
     o.interval = 60s;  // no epoch commits by the clock during a test
     return o;
   }
-  std::vector<char> bytes() const {  // in one read: a char-by-char copy of the pool takes seconds under ASan
-    std::ifstream in(path_, std::ios::binary | std::ios::ate);
-    std::vector<char> out(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)));
-    in.seekg(0);
-    in.read(out.data(), static_cast<std::streamsize>(out.size()));
-    return out;
-  }
-  void overwrite(const std::vector<char>& content) const {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  }
-
+  std::vector<char> bytes() const { return ferrite::kv::test::pool_bytes(path_); }
+  void overwrite(const std::vector<char>& content) const { ferrite::kv::test::overwrite_pool(path_, content); }
   // Opening must throw damaged_pool whose message says `what`, and leave the file as it was.
   void expect_refused_unchanged(const std::string& what) const {
-    const auto before = bytes();
-    try {
-      cpnvm_engine e(options());
-      ADD_FAILURE() << "opened a damaged pool";
-    } catch (const ferrite::damaged_pool& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("restore the pool"), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(bytes(), before) << "a refused open writes nothing";
+    ferrite::kv::test::expect_refused_unchanged<cpnvm_engine>(options(), what);
   }
 
   std::filesystem::path path_;

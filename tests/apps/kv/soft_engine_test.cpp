@@ -4,6 +4,7 @@
 // recovery would have written first, and damage in the item heap is refused at open, not met
 // by a later store. (The pool fuzz test, tests/fuzz, found the last three.)
 #include "soft_engine.hpp"
+#include "pool_file.hpp"
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/error.hpp"
@@ -37,28 +38,11 @@ class SoftEngineTest : public ::testing::Test {
     o.size = 32u << 20;
     return o;
   }
-  std::vector<char> bytes() const {  // in one read: a char-by-char copy of the pool takes seconds under ASan
-    std::ifstream in(path_, std::ios::binary | std::ios::ate);
-    std::vector<char> out(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)));
-    in.seekg(0);
-    in.read(out.data(), static_cast<std::streamsize>(out.size()));
-    return out;
-  }
-  void overwrite(const std::vector<char>& content) const {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  }
+  std::vector<char> bytes() const { return ferrite::kv::test::pool_bytes(path_); }
+  void overwrite(const std::vector<char>& content) const { ferrite::kv::test::overwrite_pool(path_, content); }
   // Opening must throw damaged_pool whose message says `what`, and leave the file as it was.
   void expect_refused_unchanged(const std::string& what) const {
-    const auto before = bytes();
-    try {
-      soft_engine e(options());
-      ADD_FAILURE() << "opened a damaged pool";
-    } catch (const ferrite::damaged_pool& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("restore the pool"), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(bytes(), before) << "a refused open writes nothing";
+    ferrite::kv::test::expect_refused_unchanged<soft_engine>(options(), what);
   }
   std::filesystem::path path_;
 };
