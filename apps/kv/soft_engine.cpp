@@ -213,7 +213,7 @@ void soft_engine::recover_items() {
   const std::array<std::uint64_t, 2> seeds{root_->seeds[0], root_->seeds[1]};
   std::vector<ring_entry> indexed;
   indexed.reserve(index_->size());
-  index_->for_each([&](const key_digest& digest, const std::uint64_t& offset) {
+  index_->for_each_at_rest([&](const key_digest& digest, const std::uint64_t& offset) {
     if (offset >= root_->heap_size) damaged("the item at heap offset " + std::to_string(offset) + " lies outside the item heap");
     indexed.push_back({digest, offset});
   });

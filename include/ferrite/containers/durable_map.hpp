@@ -153,6 +153,16 @@ public:
         this->require_open();
         this->table_.for_each(std::forward<F>(f));
     }
+    // f(const K&, const V&) for every key in storage order: several times faster than
+    // for_each on a large map, but only while no thread updates it (SOFT only; e.g. to load
+    // a map's contents right after open).
+    template <class F>
+    void for_each_at_rest(F&& f) const
+        requires requires(const table_type& t) { t.for_each_at_rest(f); }
+    {
+        this->require_open();
+        this->table_.for_each_at_rest(std::forward<F>(f));
+    }
 
 private:
     durable_map(const pmem::pool_ref& pool, table_type t) : base(pool, std::move(t)) {}

@@ -86,6 +86,29 @@ verdict classify(const pnode* p, std::uint64_t at, const slot_locator& locate) {
     return verdict::member;
 }
 
+// f(key, value) for every member, read from the durable areas in address order: no pointer
+// is chased, so at a million keys it runs several times faster than list::for_each, whose
+// nodes lie in hash order all over memory. Only while no update runs (after open, in a
+// single-threaded tool): an upsert in flight has two complete PNodes for a moment, which
+// classify reads as two members. At rest the PNodes say exactly what the list holds:
+// open's rebuild deleted the superseded and duplicate ones, and each later update
+// finished its durable step before it returned.
+template <class K, class V, class F>
+void for_each_member_at_rest(const list<K, V>& l, F&& f) {
+    using io = payload_io<K, V>;
+    const node_store& store = l.store();
+    const slot_locator locate = [&store](std::uint64_t off) -> const pnode* {
+        return reinterpret_cast<const pnode*>(store.node_at(off));
+    };
+    for (const area_view& a : store.areas()) {
+        for (std::size_t i = 0; i < a.count; ++i) {
+            const pnode* p = as_pnode(a.first + i);
+            if (classify<K, V>(p, store.pool_offset_of(a.first + i), locate) == verdict::member)
+                f(static_cast<const K&>(io::key(p)), static_cast<const V&>(io::value(p)));
+        }
+    }
+}
+
 // What one recovery found: counts for tests and `pool info`.
 struct recovery_report {
     std::size_t members = 0, free = 0, invalid = 0, superseded = 0, duplicates = 0;

@@ -32,6 +32,14 @@ void expect_same(const T& t, const std::map<K, V>& model) {
     });
     EXPECT_EQ(calls, model.size()) << "for_each visited a key twice";
     EXPECT_TRUE(seen == model);
+    seen.clear();
+    calls = 0;
+    t.for_each_at_rest([&](const K& k, const V& v) {
+        ++calls;
+        seen[k] = v;
+    });
+    EXPECT_EQ(calls, model.size()) << "for_each_at_rest visited a key twice (a superseded PNode?)";
+    EXPECT_TRUE(seen == model);
     EXPECT_EQ(t.size(), model.size());
     for (const auto& [k, v] : model) {
         ASSERT_TRUE(t.contains(k));
