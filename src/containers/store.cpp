@@ -64,6 +64,30 @@ void rehearse(const pmem::pool& p) {
                          "; nothing was changed: restore the pool from a copy");
 }
 
+// A roots table with a heap but no catalog is what a setup killed before its catalog step
+// leaves, and also what a damaged catalog entry looks like; finishing the setup would then
+// make a new, empty catalog and silently drop every named object. Told apart on a
+// copy-on-write mapping: the catalog's first block is allocated pending and confirmed only
+// after its roots entry is durable (name_directory::add_block), and nothing else allocates
+// before it, so after the heap's recovery an interrupted setup's heap holds no block.
+void refuse_lost_catalog(const pmem::pool& p) {
+    if (p.heap_offset() == 0 || p.catalog_offset() != 0) return;
+    auto copy = p.private_copy();
+    buddy_heap heap = buddy_heap::open(copy, copy.heap_offset());  // damaged_heap: refused as it is
+    heap.recover();
+    heap.finish_recovery();
+    std::size_t allocated = 0;
+    for (const auto& b : heap.blocks())
+        if (b.state != alloc::block_state::free) ++allocated;
+    if (allocated == 0) return;
+    throw damaged_pool(pool_errc::damaged_catalog, "header roots", "",
+                       "pool '" + p.path().string() + "' has no catalog entry in its roots table, but its heap holds " +
+                           std::to_string(allocated) +
+                           " allocated blocks: the entry was damaged (a setup interrupted before its catalog "
+                           "leaves none), and a new catalog would lose every named object; nothing was changed: "
+                           "restore the pool from a copy");
+}
+
 }  // namespace
 
 bool setup_unfinished(const pmem::pool_ref& pool) noexcept {
@@ -97,6 +121,7 @@ store store::open_existing(const std::filesystem::path& path, std::string_view l
     }
     store s;
     if (setup_unfinished(p) || blank(p)) {
+        refuse_lost_catalog(p);
         p.mark_in_use();
         finish_setup(p, {});
         s.finished_ = true;

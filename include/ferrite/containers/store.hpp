@@ -10,7 +10,9 @@
 // name never shows a half-made pool. A pool whose setup was interrupted anyway (its profile
 // says "store" but its heap or catalog word is 0: an in-place finish killed half-way, or a
 // blank pool from pmem::pool::create) is finished by the next open; `ferrite pool check`
-// reports it as an unfinished initialisation.
+// reports it as an unfinished initialisation. A heap with no catalog entry whose recovered
+// heap still holds a block is not unfinished but damaged (the roots table has no checksum):
+// refused, since a new catalog would lose every named object.
 //
 // Opening never writes before everything it will rely on was validated: the recovery the
 // pool needs (heap, catalog, every named object: catalog::recover_pool) and the validation

@@ -2,6 +2,8 @@
 // element types on media (type tags), failed creates, unknown kinds, recovery by hand.
 #include "ferrite/containers/store.hpp"
 
+#include "ferrite/pmem/pool_header.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -107,6 +109,51 @@ TEST_F(StoreTest, AnUnfinishedSetupIsFinishedByTheNextOpen) {
     s.close();
     auto again = store::open(path_, "store-test");
     EXPECT_FALSE(again.finished_setup());
+}
+
+// The roots table has no checksum (it changes while the pool is open), so a damaged catalog
+// entry reads as "no catalog yet", like a setup killed before its catalog step. Finishing the
+// setup then made a new, empty catalog: every named object silently gone. Now the heap tells
+// the two apart (an interrupted setup leaves no allocated block) and the open is refused.
+TEST_F(StoreTest, ALostCatalogEntryIsRefusedInsteadOfReplacedByAnEmptyCatalog) {
+    {
+        auto s = store::create(path_, "store-test", small);
+        auto v = s.names().open_vector<std::uint64_t>("v", 2);
+        for (std::uint64_t i = 0; i < 10; ++i) v->push_back(i);
+    }
+    std::uint64_t entry_at = 0;
+    {
+        auto p = ferrite::pmem::pool::inspect(path_);
+        for (const auto& e : p.roots().entries)
+            if (ferrite::pmem::root_entry_id(e) == ferrite::pmem::root_ids::catalog)
+                entry_at = static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(&e) - p.base());
+    }
+    ASSERT_NE(entry_at, 0u);
+    auto image = bytes();
+    std::memset(image.data() + entry_at, 0, 8);
+    std::ofstream(path_, std::ios::binary | std::ios::trunc).write(image.data(), static_cast<std::streamsize>(image.size()));
+    EXPECT_EQ(error_kind([&] { (void)store::open(path_, "store-test"); }), pool_errc::damaged_catalog);
+    EXPECT_NE(last_message_.find("restore the pool from a copy"), std::string::npos) << last_message_;
+    EXPECT_EQ(bytes(), image) << "a refused open writes nothing";
+    EXPECT_EQ(error_kind([&] { (void)store::open_or_create(path_, "store-test", small); }), pool_errc::damaged_catalog);
+}
+
+// The other reading of a heap without a catalog entry: the setup was killed inside the
+// catalog's step, its first block allocated (pending) but not registered. The heap's recovery
+// frees that block, and the open finishes the setup.
+TEST_F(StoreTest, ASetupKilledInsideTheCatalogStepIsFinished) {
+    {
+        auto p = ferrite::pmem::pool::create(path_, "store-test", 4 << 20);
+        p.set_profile(ferrite::pmem::pool_profile::store);
+        auto* root = static_cast<std::byte*>(p.root_bytes(2 << 20));
+        auto heap = ferrite::alloc::buddy_heap::create(p, static_cast<std::uint64_t>(root - p.base()), 2 << 20);
+        (void)heap.allocate(4096);  // the catalog's first block, pending: then the kill
+    }
+    auto s = store::open(path_, "store-test");
+    EXPECT_TRUE(s.finished_setup());
+    EXPECT_NE(s.pool().catalog_offset(), 0u);
+    auto v = s.names().open_vector<std::uint64_t>("v", 2);
+    v->push_back(7);
 }
 
 TEST_F(StoreTest, APlainPoolWithARootIsNotTakenForAStore) {
