@@ -93,8 +93,15 @@ void checkpointer::leave(unsigned t) {
         throw usage_error("checkpointer: thread " + std::to_string(t) + " leaves without having joined");
     if (!threads_[t].runs.empty()) request();  // its marked regions go into one more epoch
     for (auto w = barrier_word_.load(std::memory_order_acquire);;) {
-        if ((w & arrived_mask) != 0 || due_.load(std::memory_order_acquire)) {
-            run_checkpoint(t);  // under way or due: take part first
+        if (!failed_.load(std::memory_order_acquire) &&
+            ((w & arrived_mask) != 0 || due_.load(std::memory_order_acquire))) {
+            // Under way or due: take part first. A failure there is every participant's and
+            // every later checkpoint's error; leaving (often in a destructor) still succeeds.
+            try {
+                run_checkpoint(t);
+            } catch (const error&) {
+                if (!failed_.load(std::memory_order_acquire)) throw;
+            }
             w = barrier_word_.load(std::memory_order_acquire);
             continue;
         }
@@ -161,6 +168,7 @@ std::chrono::nanoseconds checkpointer::until_due() const noexcept {
 bool checkpointer::checkpoint(unsigned t) {
     if (t >= threads_.size() || !threads_[t].joined)
         throw usage_error("checkpointer: thread " + std::to_string(t) + " checkpoints without having joined");
+    throw_if_failed();
     if (!is_due(threads_[t])) return false;
     return run_checkpoint(t);
 }
@@ -184,7 +192,50 @@ void checkpointer::release(bool last_barrier) noexcept {
     generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
+void checkpointer::fail(const std::exception_ptr& e) noexcept {
+    if (failed_.load(std::memory_order_acquire)) return;
+    // Several snapshots may fail at once; the first message is kept.
+    std::lock_guard guard(failure_mutex_);
+    if (failed_.load(std::memory_order_acquire)) return;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        failure_ = x.what();
+    } catch (...) {
+        failure_ = "an exception that is not a std::exception";
+    }
+    failed_.store(true, std::memory_order_release);
+}
+
+void checkpointer::throw_if_failed() const {
+    if (failed_.load(std::memory_order_acquire))
+        throw error("the checkpointer failed during a checkpoint (" + failure_ +
+                    "): nothing more is checkpointed in this process; restart it, and recovery resumes "
+                    "from the last committed epoch " + std::to_string(log_.committed_epoch()));
+}
+
+// The last thread at barrier 2: the epoch's commit record, then its runs copied from the
+// volatile image into the persistent one (see the header comment).
+void checkpointer::commit_and_apply(std::uint64_t epoch) {
+    if (options_.before_commit) options_.before_commit(epoch);
+    log_.commit(epoch);
+    for (const auto& th : threads_) {
+        if (th.logged_epoch != epoch) continue;  // not a participant: nothing of it logged
+        for (std::size_t i = 0; i < th.runs.size(); ++i) {
+            if (i + prefetch_distance < th.runs.size())  // the persistent image's line, to write
+                __builtin_prefetch(log_.image() + th.runs[i + prefetch_distance].first_line * line, 1);
+            const auto& r = th.runs[i];
+            log_.apply(r.first_line * line, image_ + r.first_line * line, r.lines * line);
+        }
+    }
+    log_.finish_replay();
+    epochs_.fetch_add(1, std::memory_order_relaxed);
+    last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
+    due_.store(false, std::memory_order_release);
+}
+
 bool checkpointer::run_checkpoint(unsigned t) {
+    throw_if_failed();
     auto& me = threads_[t];
     // (A run over max_record_lines is split into records of 1 GiB, one more header each.)
     const bool too_big = me.log_need + me.log_need / (max_record_lines * line) * record_overhead > log_.log_capacity();
@@ -201,35 +252,30 @@ bool checkpointer::run_checkpoint(unsigned t) {
     const bool aborted = abort_generation_.load(std::memory_order_acquire) == g1;
     const std::uint64_t epoch = log_.committed_epoch() + 1;
     if (!aborted) {
-        snapshot(t, epoch);
-        log_.seal(t);
+        try {  // a thread that fails here still arrives at barrier 2: the others wait for it
+            snapshot(t, epoch);
+            log_.seal(t);
+        } catch (...) {
+            fail(std::current_exception());
+        }
     }
     // Barrier 2: the last thread commits the epoch and applies it to the persistent image
     // before anyone goes on: from the volatile image, which nobody writes until then, over
     // every participant's runs (written before they arrived, read after).
     std::uint64_t g2 = 0;
     if (arrive(g2, 2)) {
-        if (!aborted) {
-            if (options_.before_commit) options_.before_commit(epoch);
-            log_.commit(epoch);
-            for (const auto& th : threads_) {
-                if (th.logged_epoch != epoch) continue;  // not a participant: nothing of it logged
-                for (std::size_t i = 0; i < th.runs.size(); ++i) {
-                    if (i + prefetch_distance < th.runs.size())  // the persistent image's line, to write
-                        __builtin_prefetch(log_.image() + th.runs[i + prefetch_distance].first_line * line, 1);
-                    const auto& r = th.runs[i];
-                    log_.apply(r.first_line * line, image_ + r.first_line * line, r.lines * line);
-                }
+        if (!aborted && !failed_.load(std::memory_order_acquire)) {
+            try {
+                commit_and_apply(epoch);
+            } catch (...) {
+                fail(std::current_exception());  // released all the same: nobody waits for ever
             }
-            log_.finish_replay();
-            epochs_.fetch_add(1, std::memory_order_relaxed);
-            last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
-            due_.store(false, std::memory_order_release);
         }
         release(true);
     } else {
         wait_past(g2);
     }
+    throw_if_failed();
     if (!aborted) {  // the epoch is applied: this thread's runs start again empty
         me.runs.clear();
         me.log_need = 0;

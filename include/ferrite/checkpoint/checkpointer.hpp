@@ -55,6 +55,15 @@
 //     its log;
 //   * threads join and leave explicitly (join/leave: a leaving thread takes part in a due
 //     checkpoint first); program_image's quiescent state is a leave and a join;
+// A failure between the barriers (an allocation in a snapshot, a before_commit hook or the
+// log throwing) must not leave the other participants waiting for a thread that will never
+// arrive: the failing thread records it and still arrives, the last thread commits nothing
+// (or stops where it failed) and releases, and every participant throws error("the
+// checkpointer failed ...") with the first failure's message. The checkpointer is then
+// broken for good (every later checkpoint throws the same; join and leave, which run in
+// destructors, still succeed without checkpointing): the persistent
+// state is what a crash at that moment leaves (the last committed epoch; an epoch whose
+// replay stopped half-way is finished by recovery), so the way on is a restart.
 // Waiting: every spin iteration calls pmem::wait_hint() (a yield point under the crash
 // simulator), and sched_yield() after a while otherwise (threads may outnumber cores).
 #pragma once
@@ -64,7 +73,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "ferrite/checkpoint/epoch_log.hpp"
@@ -134,6 +146,9 @@ private:
     void wait_past(std::uint64_t generation) noexcept;
     void release(bool last_barrier) noexcept;
     bool run_checkpoint(unsigned t);  // false: refused (an abort)
+    void commit_and_apply(std::uint64_t epoch);
+    void fail(const std::exception_ptr& e) noexcept;  // the first failure is kept
+    void throw_if_failed() const;
     std::uint64_t line_of(const void* p) const noexcept;
 
     epoch_log& log_;
@@ -162,6 +177,9 @@ private:
     std::atomic<std::uint64_t> generation_{0};
     std::atomic<std::uint64_t> epochs_{0};
     std::atomic<std::uint64_t> abort_generation_{~std::uint64_t{0}};  // barrier 1 that aborts
+    std::mutex failure_mutex_;
+    std::atomic<bool> failed_{false};  // set once, after failure_ (release)
+    std::string failure_;              // what failed first, written before failed_
 };
 
 }  // namespace ferrite::checkpoint

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <mutex>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -102,6 +104,42 @@ TEST(Checkpointer, AnEpochThatCannotFitIsRefusedByEveryThread) {
     EXPECT_TRUE(other_returned.load());
     EXPECT_EQ(f.cp.epoch(), 0u) << "nothing committed";
     EXPECT_EQ(f.log.image()[0], std::byte{0});
+}
+
+// A failure between the barriers used to leave the others waiting for ever (the throwing
+// thread never released barrier 2). Now every participant throws the first failure, later
+// checkpoints throw it too, leaving still works, and the last committed epoch stands.
+TEST(Checkpointer, AFailureInsideACheckpointReachesEveryParticipantInsteadOfHangingThem) {
+    std::atomic<std::uint64_t> fail_at{2};
+    fixture f({2, 4096, 8192}, {0ms, [&](std::uint64_t epoch) {
+                                    if (epoch == fail_at.load()) throw std::runtime_error("the commit hook failed");
+                                }});
+    f.cp.join(0);
+    f.cp.join(1);
+    auto run = [&](unsigned t, std::atomic<int>& failures) {
+        for (int round = 0; round < 3; ++round) {
+            f.cp.mark(t, f.image.p + 4096 * t, 8);
+            f.image.p[4096 * t] = static_cast<std::byte>(round + 1);
+            try {
+                f.cp.checkpoint(t);
+            } catch (const error& e) {
+                EXPECT_NE(std::string(e.what()).find("the commit hook failed"), std::string::npos) << e.what();
+                ++failures;
+                return;
+            }
+        }
+    };
+    std::atomic<int> failures0{0}, failures1{0};
+    std::thread other([&] { run(1, failures1); });
+    run(0, failures0);
+    other.join();  // before the fix: never returned
+    EXPECT_EQ(failures0.load(), 1);
+    EXPECT_EQ(failures1.load(), 1);
+    EXPECT_EQ(f.cp.epoch(), 1u) << "epoch 2 was never committed";
+    EXPECT_EQ(f.log.image()[0], std::byte{1});
+    EXPECT_THROW(f.cp.checkpoint(0), error) << "the checkpointer stays failed";
+    EXPECT_NO_THROW(f.cp.leave(0));
+    EXPECT_NO_THROW(f.cp.leave(1));
 }
 
 // Threads in lockstep (interval 0), more of them than cores: each writes its own lines and
