@@ -280,7 +280,7 @@ cpnvm_engine::chain_totals cpnvm_engine::walk_chains(std::vector<std::string>* p
         break;
       }
       const cp_item& item = *item_at(at);
-      if (item.key_length == 0 || item.key_length > max_key_length || item.value_length > options_.max_item_bytes ||
+      if (item.key_length == 0 || item.key_length > max_key_length || item.value_length > largest_item_limit ||
           top - at < program_image::block_bytes(cp_item::bytes_for(item.key_length, item.value_length))) {
         report(where + " has lengths that do not fit (key " + std::to_string(item.key_length) + ", value " +
                std::to_string(item.value_length) + ")");

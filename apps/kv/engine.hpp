@@ -22,6 +22,9 @@ namespace ferrite::kv {
 
 // Limits of the memcached text protocol.
 inline constexpr std::size_t max_key_length = 250;
+// The largest -I (key + value) the server accepts. A pool is validated against this, not
+// against the -I it is opened with: items stored under a larger -I stay readable.
+inline constexpr std::size_t largest_item_limit = std::size_t{1} << 30;
 
 enum class store_mode { set, add, replace, append, prepend, cas };
 

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   try {
     settings.memory_bytes = memory_mb << 20;
     settings.max_item_bytes = parse_size("-I", item_size);
-    if (settings.max_item_bytes < 1024 || settings.max_item_bytes > (std::size_t{1} << 30)) {
+    if (settings.max_item_bytes < 1024 || settings.max_item_bytes > largest_item_limit) {
       std::fprintf(stderr, "ferrite-kv: -I %s: the item size must be between 1k and 1024m\n", item_size.c_str());
       return 2;
     }

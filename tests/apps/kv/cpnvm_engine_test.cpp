@@ -301,6 +301,26 @@ TEST_F(CpnvmEngineTest, ItemsBeyondTheBlockLimitAreTooLarge) {
   EXPECT_EQ(set(e, "fits", fits).result, store_result::stored);
 }
 
+// A pool written with a larger -I than it is reopened with is not damaged: its items were
+// validated against that -I and called damaged. Now the bound is the largest -I there is; the
+// big item stays readable, and only new items obey the smaller -I.
+TEST_F(CpnvmEngineTest, ReopeningWithASmallerItemSizeKeepsTheLargerItems) {
+  const std::string big(100u << 10, 'b');
+  {
+    cpnvm_engine e(options());
+    worker w(e);
+    w.batch([&] { EXPECT_EQ(set(e, "big", big).result, store_result::stored); });
+  }
+  auto smaller = options();
+  smaller.max_item_bytes = 16u << 10;
+  cpnvm_engine e(smaller);
+  worker w(e);
+  EXPECT_EQ(e.recovery().items, 1u);
+  EXPECT_EQ(get(e, "big"), big);
+  EXPECT_EQ(set(e, "big2", big).result, store_result::too_large);
+  EXPECT_TRUE(e.check_items().empty()) << e.check_items().front();
+}
+
 TEST_F(CpnvmEngineTest, MoreWorkersThanThePoolWasMadeForIsRefused) {
   { cpnvm_engine e(options()); }
   auto more = options();
