@@ -1,0 +1,263 @@
+// flow/src/analysis.cpp: see analysis.hpp.
+#include "analysis.hpp"
+
+#include <cstdint>
+#include <climits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+
+#include "events.hpp"
+#include "place.hpp"
+
+namespace ferrite::flow {
+namespace {
+
+// Lattice values; a location absent from a map is Unknown (the top).
+enum class dur : std::uint8_t { write, flush, fence };   // durability / pair
+enum class dfl : std::uint8_t { flush, write };          // double flush
+
+constexpr std::int64_t unknown_line = -1;
+using location = std::pair<const llvm::Value*, std::int64_t>;  // (object, line)
+
+template <class V>
+struct cell {
+    V value;
+    const llvm::Instruction* origin;  // the store (or write-back) that set it
+    bool operator==(const cell&) const = default;
+};
+
+struct state {
+    std::map<location, cell<dur>> d;
+    std::map<location, cell<dfl>> f;
+    bool operator==(const state&) const = default;
+};
+
+std::int64_t floor_line(std::int64_t offset) {
+    return offset >= 0 ? offset / line_bytes : -((-offset + line_bytes - 1) / line_bytes);
+}
+
+class analysis {
+public:
+    analysis(const llvm::Function& fn, bool root) : fn_(fn), root_(root), layout_(fn.getParent()->getDataLayout()) {
+        unsigned n = 0;
+        for (const auto& bb : fn)
+            for (const auto& inst : bb) order_[&inst] = n++;
+    }
+
+    void run(std::vector<report>& out) {
+        llvm::ReversePostOrderTraversal<const llvm::Function*> rpo(&fn_);
+        std::map<const llvm::BasicBlock*, state> outs;
+        bool changed = true;
+        // Finite lattices and monotone transfers reach the fixpoint; the cap only guards
+        // against a mistake turning into a hang.
+        for (unsigned round = 0; changed && round < 1000; ++round) {
+            changed = false;
+            for (const llvm::BasicBlock* bb : rpo) {
+                state s = in_state(bb, outs);
+                for (const auto& inst : *bb) transfer(inst, s, nullptr);
+                auto it = outs.find(bb);
+                if (it == outs.end() || !(it->second == s)) {
+                    outs[bb] = std::move(s);
+                    changed = true;
+                }
+            }
+        }
+        for (const llvm::BasicBlock* bb : rpo) {
+            state s = in_state(bb, outs);
+            for (const auto& inst : *bb) transfer(inst, s, &out);
+        }
+    }
+
+private:
+    // Join of the predecessors' out-states: the meet for durability (lowest value; equal
+    // values keep the earlier origin), the must-join for double flush (analysis.hpp).
+    state in_state(const llvm::BasicBlock* bb, const std::map<const llvm::BasicBlock*, state>& outs) const {
+        state in;
+        bool first = true;
+        for (const llvm::BasicBlock* pred : llvm::predecessors(bb)) {
+            auto it = outs.find(pred);
+            if (it == outs.end()) continue;  // not reached yet: the bottom of the join
+            const state& p = it->second;
+            if (first) {
+                in = p;
+                first = false;
+                continue;
+            }
+            for (const auto& [loc, c] : p.d) {
+                auto [at, inserted] = in.d.emplace(loc, c);
+                if (!inserted && (c.value < at->second.value ||
+                                  (c.value == at->second.value && earlier(c.origin, at->second.origin))))
+                    at->second = c;
+            }
+            for (auto it2 = in.f.begin(); it2 != in.f.end();) {
+                auto other = p.f.find(it2->first);
+                if (other == p.f.end()) {
+                    it2 = in.f.erase(it2);
+                    continue;
+                }
+                if (other->second.value > it2->second.value ||
+                    (other->second.value == it2->second.value && earlier(other->second.origin, it2->second.origin)))
+                    it2->second = other->second;
+                ++it2;
+            }
+        }
+        return in;
+    }
+
+    bool earlier(const llvm::Instruction* a, const llvm::Instruction* b) const {
+        return order_.at(a) < order_.at(b);
+    }
+
+    bool persistent(const place& p) const {
+        if (p.stack || p.global || p.skip) return false;
+        return root_ || p.sentinel || p.durable;
+    }
+
+    // The lines [first, last] an access covers, or nullopt: somewhere in the object.
+    static std::optional<std::pair<std::int64_t, std::int64_t>> lines(const place& p, std::optional<std::uint64_t> len) {
+        if (!p.offset || !len) return std::nullopt;
+        if (*len == 0) return std::make_pair(std::int64_t{0}, std::int64_t{-1});
+        const std::int64_t last = *p.offset + static_cast<std::int64_t>(*len) - 1;
+        return std::make_pair(floor_line(*p.offset), floor_line(last));
+    }
+
+    // The first pending (not fenced) persistent store of an object, if any.
+    static const llvm::Instruction* pending(const state& s, const llvm::Value* object, const analysis& a) {
+        const llvm::Instruction* first = nullptr;
+        for (auto it = s.d.lower_bound({object, INT64_MIN}); it != s.d.end() && it->first.first == object; ++it)
+            if (it->second.value != dur::fence && (first == nullptr || a.earlier(it->second.origin, first)))
+                first = it->second.origin;
+        return first;
+    }
+
+    void write(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
+        const place p = place_of(e.ptr, layout_);
+        if (p.stack) return;
+        const auto span = lines(p, e.len);
+        const bool tracked = persistent(p);
+        if (tracked && out != nullptr) check_publish_and_pair(e, p, span, inst, s, *out);
+        const bool nt = e.kind == event_kind::nt_write;
+        if (span) {
+            for (std::int64_t l = span->first; l <= span->second; ++l) {
+                if (tracked) s.d[{p.object, l}] = {nt ? dur::flush : dur::write, &inst};
+                if (nt)
+                    s.f.erase({p.object, l});
+                else
+                    s.f[{p.object, l}] = {dfl::write, &inst};
+            }
+            return;
+        }
+        if (tracked) s.d[{p.object, unknown_line}] = {nt ? dur::flush : dur::write, &inst};
+        // Somewhere in the object: every line of it may be dirty again.
+        for (auto it = s.f.lower_bound({p.object, INT64_MIN}); it != s.f.end() && it->first.first == p.object; ++it)
+            it->second = {dfl::write, &inst};
+    }
+
+    void check_publish_and_pair(const event& e, const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                                const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
+        if (e.stored != nullptr && e.stored->getType()->isPointerTy()) {
+            const place target = place_of(e.stored, layout_);
+            if (!target.stack && !target.global && target.object != p.object)
+                if (const auto* first = pending(s, target.object, *this))
+                    out.push_back({pattern::durability, &inst,
+                                   "pointer published to persistent memory before the object it points to is "
+                                   "durable: its store at " + line_col(first) +
+                                       " is not written back and fenced first"});
+        }
+        if (!p.sentinel) return;
+        const llvm::Instruction* first = nullptr;
+        for (const auto& [loc, c] : s.d) {
+            if (c.value == dur::fence) continue;
+            const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            if (same_line) continue;  // one line persists its stores in program order
+            if (first == nullptr || earlier(c.origin, first)) first = c.origin;
+        }
+        if (first != nullptr)
+            out.push_back({pattern::pair, &inst,
+                           "sentinel written before its data is durable: the store at " + line_col(first) +
+                               " is not written back and fenced before it"});
+    }
+
+    void flush(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
+        const place p = place_of(e.ptr, layout_);
+        const auto span = lines(p, e.len);
+        auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
+        for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
+            const std::int64_t l = it->first.second;
+            const bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second);
+            if (covered && it->second.value == dur::write) it->second.value = dur::flush;
+        }
+        if (!span) return;  // a range not known: neither a double flush nor a record of one
+        for (std::int64_t l = span->first; l <= span->second; ++l) {
+            auto [it, inserted] = s.f.try_emplace({p.object, l}, cell<dfl>{dfl::flush, &inst});
+            if (inserted) continue;
+            if (it->second.value == dfl::flush && out != nullptr)
+                out->push_back({pattern::double_flush, &inst,
+                                "cache line written back again with no store to it since its write-back at " +
+                                    line_col(it->second.origin)});
+            it->second = {dfl::flush, &inst};
+        }
+    }
+
+    static void fence(state& s) {
+        for (auto& [loc, c] : s.d)
+            if (c.value == dur::flush) c.value = dur::fence;
+    }
+
+    void at_return(const state& s, std::vector<report>& out) const {
+        for (const auto& [loc, c] : s.d) {
+            if (c.value == dur::fence) continue;
+            out.push_back({pattern::durability, c.origin,
+                           c.value == dur::write
+                               ? std::string("store to persistent memory is not written back before the function returns")
+                               : std::string("store to persistent memory is written back but not fenced before the "
+                                             "function returns")});
+        }
+    }
+
+    void transfer(const llvm::Instruction& inst, state& s, std::vector<report>* out) {
+        if (llvm::isa<llvm::ReturnInst>(inst)) {
+            if (out != nullptr) at_return(s, *out);
+            return;
+        }
+        for (const event& e : events_of(inst)) {
+            switch (e.kind) {
+                case event_kind::write:
+                case event_kind::nt_write:
+                    if (e.ptr != nullptr) write(e, inst, s, out);
+                    break;
+                case event_kind::flush:
+                    if (e.ptr != nullptr) flush(e, inst, s, out);
+                    break;
+                case event_kind::fence: fence(s); break;
+                case event_kind::persist:
+                    if (e.ptr != nullptr) flush(e, inst, s, out);
+                    fence(s);
+                    break;
+            }
+        }
+    }
+
+    const llvm::Function& fn_;
+    bool root_;
+    const llvm::DataLayout& layout_;
+    std::map<const llvm::Instruction*, unsigned> order_;
+};
+
+}  // namespace
+
+void analyse_function(const llvm::Function& f, bool root, std::vector<report>& out) {
+    if (f.isDeclaration()) return;
+    analysis(f, root).run(out);
+}
+
+}  // namespace ferrite::flow
