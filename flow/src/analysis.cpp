@@ -38,6 +38,7 @@ struct cell {
 struct state {
     std::map<location, cell<dur>> d;
     std::map<location, cell<dfl>> f;
+    bool fenced = false;  // a fence on every path so far (summaries)
     bool operator==(const state&) const = default;
 };
 
@@ -47,7 +48,8 @@ std::int64_t floor_line(std::int64_t offset) {
 
 class analysis {
 public:
-    analysis(const llvm::Function& fn, bool root) : fn_(fn), root_(root), layout_(fn.getParent()->getDataLayout()) {
+    analysis(const llvm::Function& fn, bool root, const summaries& known, summary* collect)
+        : fn_(fn), root_(root), known_(known), collect_(collect), layout_(fn.getParent()->getDataLayout()) {
         unsigned n = 0;
         for (const auto& bb : fn)
             for (const auto& inst : bb) order_[&inst] = n++;
@@ -92,6 +94,7 @@ private:
                 first = false;
                 continue;
             }
+            in.fenced = in.fenced && p.fenced;
             for (const auto& [loc, c] : p.d) {
                 auto [at, inserted] = in.d.emplace(loc, c);
                 if (!inserted && (c.value < at->second.value ||
@@ -117,9 +120,11 @@ private:
         return order_.at(a) < order_.at(b);
     }
 
+    // A summary run tracks every store that is not to the stack or a global: the caller
+    // decides, with its own places, which of them are persistent.
     bool persistent(const place& p) const {
         if (p.stack || p.global || p.skip) return false;
-        return root_ || p.sentinel || p.durable;
+        return root_ || collect_ != nullptr || p.sentinel || p.durable;
     }
 
     // The lines [first, last] an access covers, or nullopt: somewhere in the object.
@@ -145,6 +150,7 @@ private:
         const auto span = lines(p, e.len);
         const bool tracked = persistent(p);
         if (tracked && out != nullptr) check_publish_and_pair(e, p, span, inst, s, *out);
+        if (tracked && (p.sentinel || p.durable)) annotated_.insert(&inst);
         const bool nt = e.kind == event_kind::nt_write;
         if (span) {
             for (std::int64_t l = span->first; l <= span->second; ++l) {
@@ -188,15 +194,24 @@ private:
     }
 
     void flush(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
-        const place p = place_of(e.ptr, layout_);
-        const auto span = lines(p, e.len);
+        flush_place(place_of(e.ptr, layout_), e.len, inst, s, out, true);
+    }
+
+    // A write-back of len bytes at p; a callee's (double_flush false) is not checked as a
+    // double flush, nor recorded as one.
+    void flush_place(const place& p, std::optional<std::uint64_t> len, const llvm::Instruction& inst, state& s,
+                     std::vector<report>* out, bool double_flush) {
+        if (collect_ != nullptr && out != nullptr)
+            if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object))
+                collect_->flushes.push_back({a->getArgNo(), p.offset, len});
+        const auto span = lines(p, len);
         auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
         for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
             const std::int64_t l = it->first.second;
             const bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second);
             if (covered && it->second.value == dur::write) it->second.value = dur::flush;
         }
-        if (!span) return;  // a range not known: neither a double flush nor a record of one
+        if (!span || !double_flush) return;  // a range not known: neither a double flush nor a record of one
         for (std::int64_t l = span->first; l <= span->second; ++l) {
             auto [it, inserted] = s.f.try_emplace({p.object, l}, cell<dfl>{dfl::flush, &inst});
             if (inserted) continue;
@@ -211,9 +226,46 @@ private:
     static void fence(state& s) {
         for (auto& [loc, c] : s.d)
             if (c.value == dur::flush) c.value = dur::fence;
+        s.fenced = true;
     }
 
-    void at_return(const state& s, std::vector<report>& out) const {
+    static place shifted(place p, std::optional<std::int64_t> by) {
+        p.offset = p.offset && by ? std::optional<std::int64_t>(*p.offset + *by) : std::nullopt;
+        return p;
+    }
+
+    // A call to a summarised function (summary.hpp): its write-backs, its fence, its stores
+    // still pending at its return.
+    void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
+        for (const auto& r : callee.flushes)
+            if (r.arg < call.arg_size())
+                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_), r.offset), r.len, call, s, out, false);
+        if (callee.fences) fence(s);
+        for (const auto& pd : callee.pendings) {
+            if (pd.arg >= call.arg_size()) continue;
+            place p = shifted(place_of(call.getArgOperand(pd.arg), layout_),
+                              pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
+            if (p.stack) continue;
+            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            if (persistent(p)) s.d[{p.object, l}] = {pd.written_back ? dur::flush : dur::write, &call};
+            s.f.erase({p.object, l});
+        }
+    }
+
+    void at_return(const state& s, std::vector<report>& out) {
+        if (collect_ != nullptr) {  // a summary run: record, report nothing
+            collect_->fences = collect_->fences && s.fenced;
+            for (const auto& [loc, c] : s.d) {
+                const auto* a = llvm::dyn_cast<llvm::Argument>(loc.first);
+                // A sentinel or durable field is the function's own to make durable: it is
+                // reported there (analyse_function), not handed to the caller.
+                if (c.value == dur::fence || a == nullptr || annotated_.count(c.origin) != 0) continue;
+                collect_->pendings.push_back({a->getArgNo(),
+                                              loc.second == unknown_line ? std::nullopt : std::optional<std::int64_t>(loc.second),
+                                              c.value == dur::flush});
+            }
+            return;
+        }
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence) continue;
             out.push_back({pattern::durability, c.origin,
@@ -229,7 +281,12 @@ private:
             if (out != nullptr) at_return(s, *out);
             return;
         }
-        for (const event& e : events_of(inst)) {
+        const std::vector<event> events = events_of(inst);
+        if (events.empty())
+            if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+                if (const auto* callee = call->getCalledFunction())
+                    if (auto it = known_.find(callee); it != known_.end()) apply(*call, it->second, s, out);
+        for (const event& e : events) {
             switch (e.kind) {
                 case event_kind::write:
                 case event_kind::nt_write:
@@ -249,15 +306,30 @@ private:
 
     const llvm::Function& fn_;
     bool root_;
+    const summaries& known_;
+    summary* collect_;                                // a summary run: where it goes
+    std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable fields
     const llvm::DataLayout& layout_;
     std::map<const llvm::Instruction*, unsigned> order_;
 };
 
 }  // namespace
 
-void analyse_function(const llvm::Function& f, bool root, std::vector<report>& out) {
+void analyse_function(const llvm::Function& f, bool root, const summaries& known, std::vector<report>& out) {
     if (f.isDeclaration()) return;
-    analysis(f, root).run(out);
+    analysis(f, root, known, nullptr).run(out);
+}
+
+summary summarise_function(const llvm::Function& f, const summaries& known) {
+    summary out;
+    out.fences = true;  // and-ed over the returns; a function that never returns never fences
+    bool returns = false;
+    for (const auto& bb : f)
+        returns |= llvm::isa<llvm::ReturnInst>(bb.getTerminator());
+    std::vector<report> none;
+    analysis(f, false, known, &out).run(none);
+    out.fences = out.fences && returns;
+    return out;
 }
 
 }  // namespace ferrite::flow

@@ -22,9 +22,9 @@
 // the highest (a line counts as flushed only if it is on every path: "must"), so neither
 // reports a path-dependent case it cannot prove; (2) FlowNvm reports at the end of the
 // root; ferrite-flow also reports at each publishing store, where the fix goes; (3)
-// intra-procedural only so far: a call to any function other than the primitives events.hpp
-// knows is assumed to neither write, write back nor fence persistent memory (summaries
-// for callees are not built yet).
+// inter-procedural through context-insensitive summaries (summary.hpp); a call to a
+// function without a body in the module (another file, a library) other than the
+// primitives events.hpp knows is assumed to neither write, write back nor fence.
 //
 // Assumes: in an analysis root (FERRITE_FLOW_ROOT) every store through memory other than
 // the function's stack and globals is persistent; elsewhere only fields marked
@@ -34,9 +34,11 @@
 // of the object's lines.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "report.hpp"
+#include "summary.hpp"
 
 namespace llvm {
 class Function;
@@ -44,7 +46,13 @@ class Function;
 
 namespace ferrite::flow {
 
-// Runs the analysis on one function (root: an analysis root) and appends its reports.
-void analyse_function(const llvm::Function& f, bool root, std::vector<report>& out);
+using summaries = std::map<const llvm::Function*, summary>;
+
+// Runs the analysis on one function (root: an analysis root) and appends its reports; a
+// call to a function in `known` applies its summary.
+void analyse_function(const llvm::Function& f, bool root, const summaries& known, std::vector<report>& out);
+
+// The function's summary (summary.hpp), its callees' taken from `known`.
+summary summarise_function(const llvm::Function& f, const summaries& known);
 
 }  // namespace ferrite::flow
