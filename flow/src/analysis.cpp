@@ -194,22 +194,26 @@ private:
     }
 
     void flush(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
-        flush_place(place_of(e.ptr, layout_), e.len, inst, s, out, true);
+        flush_place(place_of(e.ptr, layout_), e.len, e.kind == event_kind::sync_flush, inst, s, out, true);
     }
 
     // A write-back of len bytes at p; a callee's (double_flush false) is not checked as a
     // double flush, nor recorded as one.
-    void flush_place(const place& p, std::optional<std::uint64_t> len, const llvm::Instruction& inst, state& s,
-                     std::vector<report>* out, bool double_flush) {
+    void flush_place(const place& p, std::optional<std::uint64_t> len, bool sync, const llvm::Instruction& inst,
+                     state& s, std::vector<report>* out, bool double_flush) {
         if (collect_ != nullptr && out != nullptr)
             if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object))
-                collect_->flushes.push_back({a->getArgNo(), p.offset, len});
+                collect_->flushes.push_back({a->getArgNo(), p.offset, len, sync});
         const auto span = lines(p, len);
         auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
         for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
             const std::int64_t l = it->first.second;
             const bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second);
-            if (covered && it->second.value == dur::write) it->second.value = dur::flush;
+            if (!covered) continue;
+            if (sync)
+                it->second.value = dur::fence;
+            else if (it->second.value == dur::write)
+                it->second.value = dur::flush;
         }
         if (!span || !double_flush) return;  // a range not known: neither a double flush nor a record of one
         for (std::int64_t l = span->first; l <= span->second; ++l) {
@@ -239,7 +243,8 @@ private:
     void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
         for (const auto& r : callee.flushes)
             if (r.arg < call.arg_size())
-                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_), r.offset), r.len, call, s, out, false);
+                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_), r.offset), r.len, r.sync, call, s, out,
+                            false);
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
@@ -293,6 +298,7 @@ private:
                     if (e.ptr != nullptr) write(e, inst, s, out);
                     break;
                 case event_kind::flush:
+                case event_kind::sync_flush:
                     if (e.ptr != nullptr) flush(e, inst, s, out);
                     break;
                 case event_kind::fence: fence(s); break;

@@ -47,8 +47,10 @@ std::vector<event> asm_events(const CallBase& call, const llvm::InlineAsm& code)
     const std::string& s = code.getAsmString();
     auto has = [&](const char* word) { return s.find(word) != std::string::npos; };
     std::vector<event> out;
-    if (has("clwb") || has("clflush")) {
+    if (has("clwb") || has("clflushopt")) {
         if (const auto* p = first_pointer(call)) out.push_back(ev(event_kind::flush, p, 1));
+    } else if (has("clflush")) {
+        if (const auto* p = first_pointer(call)) out.push_back(ev(event_kind::sync_flush, p, 1));
     } else if (has("movnti")) {
         if (const auto* p = first_pointer(call)) out.push_back(ev(event_kind::nt_write, p, 8));
     }
@@ -74,8 +76,8 @@ std::vector<event> call_events(const CallBase& call, std::string_view name) {
         if (starts_with(f, "nt_memcpy(")) return {ev(k::nt_write, arg(call, 0), const_len(arg(call, 2)))};
         return {};
     }
-    if (starts_with(d, "_mm_clwb(") || starts_with(d, "_mm_clflushopt(") || starts_with(d, "_mm_clflush("))
-        return {ev(k::flush, arg(call, 0), 1)};
+    if (starts_with(d, "_mm_clwb(") || starts_with(d, "_mm_clflushopt(")) return {ev(k::flush, arg(call, 0), 1)};
+    if (starts_with(d, "_mm_clflush(")) return {ev(k::sync_flush, arg(call, 0), 1)};
     if (starts_with(d, "_mm_sfence(") || starts_with(d, "_mm_mfence(")) return {ev(k::fence)};
     if (starts_with(d, "_mm_stream_si64(")) return {ev(k::nt_write, arg(call, 0), 8)};
     if (starts_with(d, "_mm_stream_si32(")) return {ev(k::nt_write, arg(call, 0), 4)};
@@ -104,8 +106,8 @@ std::vector<event> intrinsic_events(const llvm::IntrinsicInst& ii) {
     using k = event_kind;
     switch (ii.getIntrinsicID()) {
         case llvm::Intrinsic::x86_clwb:
-        case llvm::Intrinsic::x86_clflushopt:
-        case llvm::Intrinsic::x86_sse2_clflush: return {ev(k::flush, ii.getArgOperand(0), 1)};
+        case llvm::Intrinsic::x86_clflushopt: return {ev(k::flush, ii.getArgOperand(0), 1)};
+        case llvm::Intrinsic::x86_sse2_clflush: return {ev(k::sync_flush, ii.getArgOperand(0), 1)};
         case llvm::Intrinsic::x86_sse_sfence:
         case llvm::Intrinsic::x86_sse2_mfence: return {ev(k::fence)};
         default: break;

@@ -30,7 +30,9 @@ class Value;
 
 namespace ferrite::flow {
 
-enum class event_kind : std::uint8_t { write, nt_write, flush, fence, persist };
+// sync_flush: clflush, which x86 orders with later stores: the line is at Fence at once
+// (the paper's synchronous flush, P-clflush).
+enum class event_kind : std::uint8_t { write, nt_write, flush, sync_flush, fence, persist };
 
 struct event {
     event_kind kind;

@@ -28,6 +28,7 @@ struct summary {
         unsigned arg;                        // the pointer argument's index
         std::optional<std::int64_t> offset;  // from what the argument points to
         std::optional<std::uint64_t> len;
+        bool sync;  // clflush: the line is at Fence at once
     };
     struct pending {
         unsigned arg;
