@@ -14,6 +14,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
 
 #include "events.hpp"
 #include "place.hpp"
@@ -170,8 +171,11 @@ private:
 
     void check_publish_and_pair(const event& e, const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
                                 const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
-        if (e.stored != nullptr && e.stored->getType()->isPointerTy()) {
-            const place target = place_of(e.stored, layout_);
+        // A pointer, or a pointer stored as an integer (ptrtoint: an atomic CAS of a pointer).
+        const llvm::Value* stored = e.stored;
+        if (const auto* cast = llvm::dyn_cast_or_null<llvm::PtrToIntOperator>(stored)) stored = cast->getPointerOperand();
+        if (stored != nullptr && stored->getType()->isPointerTy()) {
+            const place target = place_of(stored, layout_);
             if (!target.stack && !target.global && target.object != p.object)
                 if (const auto* first = pending(s, target.object, *this))
                     out.push_back({pattern::durability, &inst,
