@@ -9,7 +9,10 @@
 #include <llvm/IR/Instruction.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Demangle/Demangle.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 
 namespace ferrite::flow {
@@ -25,6 +28,16 @@ where where_of(const llvm::Instruction* inst) {
     where w;
     if (const llvm::DILocation* loc = inst->getDebugLoc().get()) {
         w.file = loc->getFilename().str();
+        // Relative to the compilation's folder: kept as it is when that is where the report
+        // is read (the compiler's own convention), made whole otherwise (a -p run).
+        llvm::SmallString<256> here;
+        const llvm::StringRef dir = loc->getDirectory();
+        if (llvm::sys::path::is_relative(w.file) && !dir.empty() && !llvm::sys::fs::current_path(here) &&
+            here.str() != dir) {
+            llvm::SmallString<256> whole(dir);
+            llvm::sys::path::append(whole, w.file);
+            w.file = whole.str().str();
+        }
         w.line = loc->getLine();
         w.column = loc->getColumn();
     } else {

@@ -5,7 +5,9 @@ Every program in corpus/ is a known persistence bug (NAME_bug.cpp) or its correc
 (NAME_ok.cpp). A bug program marks each line where a report is due with a trailing comment
 `// flow-expect: PATTERN`. The test runs the driver on every program (JSON output) and fails
 unless each bug program gets exactly its expected (line, pattern) reports and each twin gets
-none; it also checks the text format on one program. Prints one line per program.
+none; it also checks the text format on one program, and that -p (flags from a
+compile_commands.json) with -j 2 reports the same as the files given one by one. Prints one
+line per program.
 
     corpus_test.py DRIVER CORPUS_DIR
 """
@@ -14,6 +16,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 FLAGS = ["-mclwb", "-mclflushopt"]
@@ -61,6 +64,17 @@ def main():
     text = subprocess.run([driver, str(sample), "--", *FLAGS], capture_output=True, text=True).stdout
     if not re.fullmatch(r"\S*missing_flush_bug\.cpp:\d+:\d+: warning: .+ \[flow-durability\]\n", text):
         failures.append(f"text format: {text!r}")
+    # -p: the same programs through a compilation database, two at a time.
+    some = [corpus / "missing_fence_bug.cpp", corpus / "helper_publish_bug.cpp", corpus / "double_flush_ok.cpp"]
+    with tempfile.TemporaryDirectory() as build:
+        db = [{"directory": str(corpus), "file": str(p),
+               "command": f"c++ -std=c++20 {' '.join(FLAGS)} -DUNUSED=1 -c {p.name} -o {p.stem}.o"} for p in some]
+        pathlib.Path(build, "compile_commands.json").write_text(json.dumps(db))
+        run = subprocess.run([driver, "--json", "-j", "2", "-p", build, "--", *FLAGS], capture_output=True, text=True)
+        got = {(pathlib.Path(r["file"]).name, r["line"], r["pattern"]) for r in json.loads(run.stdout or "[]")}
+        want = {(p.name, line, pattern) for p in some for line, pattern in expected(p)}
+        if run.returncode != 0 or got != want:
+            failures.append(f"-p: expected {sorted(want)}, reported {sorted(got)} {run.stderr}")
     print(f"{len(bugs)} bug programs, {len(twins)} twins, {len(failures)} failure(s)")
     for f in failures:
         print("FAIL:", f)
