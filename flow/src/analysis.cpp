@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <climits>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -117,6 +118,13 @@ private:
         return in;
     }
 
+    // The accessors known so far (place.hpp's passthrough), from the callees' summaries.
+    const passthrough* returned(const llvm::Function& f) const {
+        auto it = known_.find(&f);
+        return it != known_.end() && it->second.returns ? &*it->second.returns : nullptr;
+    }
+    passthrough_of through() const { return through_; }
+
     bool earlier(const llvm::Instruction* a, const llvm::Instruction* b) const {
         return order_.at(a) < order_.at(b);
     }
@@ -146,7 +154,7 @@ private:
     }
 
     void write(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
-        const place p = place_of(e.ptr, layout_);
+        const place p = place_of(e.ptr, layout_, through());
         if (p.stack) return;
         const auto span = lines(p, e.len);
         const bool tracked = persistent(p);
@@ -175,7 +183,7 @@ private:
         const llvm::Value* stored = e.stored;
         if (const auto* cast = llvm::dyn_cast_or_null<llvm::PtrToIntOperator>(stored)) stored = cast->getPointerOperand();
         if (stored != nullptr && stored->getType()->isPointerTy()) {
-            const place target = place_of(stored, layout_);
+            const place target = place_of(stored, layout_, through());
             if (!target.stack && !target.global && target.object != p.object)
                 if (const auto* first = pending(s, target.object, *this))
                     out.push_back({pattern::durability, &inst,
@@ -198,7 +206,7 @@ private:
     }
 
     void flush(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
-        flush_place(place_of(e.ptr, layout_), e.len, e.kind == event_kind::sync_flush, inst, s, out, true);
+        flush_place(place_of(e.ptr, layout_, through()), e.len, e.kind == event_kind::sync_flush, inst, s, out, true);
     }
 
     // A write-back of len bytes at p; a callee's (double_flush false) is not checked as a
@@ -247,12 +255,12 @@ private:
     void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
         for (const auto& r : callee.flushes)
             if (r.arg < call.arg_size())
-                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_), r.offset), r.len, r.sync, call, s, out,
+                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_, through()), r.offset), r.len, r.sync, call, s, out,
                             false);
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
-            place p = shifted(place_of(call.getArgOperand(pd.arg), layout_),
+            place p = shifted(place_of(call.getArgOperand(pd.arg), layout_, through()),
                               pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
             if (p.stack) continue;
             const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
@@ -319,9 +327,36 @@ private:
     const summaries& known_;
     summary* collect_;                                // a summary run: where it goes
     std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable fields
+    std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
+        return returned(f);
+    };
     const llvm::DataLayout& layout_;
     std::map<const llvm::Instruction*, unsigned> order_;
 };
+
+// The argument (and offset) every return of a pointer-returning function gives back.
+std::optional<passthrough> returned_argument(const llvm::Function& f, const summaries& known) {
+    if (!f.getReturnType()->isPointerTy()) return std::nullopt;
+    const auto through = [&](const llvm::Function& g) -> const passthrough* {
+        auto it = known.find(&g);
+        return it != known.end() && it->second.returns ? &*it->second.returns : nullptr;
+    };
+    std::optional<passthrough> out;
+    for (const auto& bb : f) {
+        const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
+        if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
+        const place p = place_of(ret->getReturnValue(), f.getParent()->getDataLayout(), through);
+        const auto* a = llvm::dyn_cast<llvm::Argument>(p.object);
+        if (a == nullptr) return std::nullopt;
+        if (!out)
+            out = passthrough{a->getArgNo(), p.offset};
+        else if (out->arg != a->getArgNo())
+            return std::nullopt;
+        else if (out->offset != p.offset)
+            out->offset.reset();
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -339,6 +374,7 @@ summary summarise_function(const llvm::Function& f, const summaries& known) {
     std::vector<report> none;
     analysis(f, false, known, &out).run(none);
     out.fences = out.fences && returns;
+    out.returns = returned_argument(f, known);
     return out;
 }
 

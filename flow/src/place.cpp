@@ -20,7 +20,7 @@ const char* annotation_text(const llvm::Value* global_string) {
     return data->getAsCString().data();
 }
 
-place place_of(const llvm::Value* address, const llvm::DataLayout& layout) {
+place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through) {
     place out;
     std::int64_t offset = 0;
     bool known = true;
@@ -44,6 +44,18 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout) {
             out.skip |= text == "ferrite.flow.skip";
             v = ii->getArgOperand(0);
             continue;
+        }
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(v); call != nullptr && through) {
+            const llvm::Function* callee = call->getCalledFunction();
+            const passthrough* p = callee != nullptr ? through(*callee) : nullptr;
+            if (p != nullptr && p->arg < call->arg_size()) {
+                if (p->offset)
+                    offset += *p->offset;
+                else
+                    known = false;
+                v = call->getArgOperand(p->arg);
+                continue;
+            }
         }
         break;
     }

@@ -2,7 +2,8 @@
 //
 // Algorithm: walk the address back through casts, GEPs (accumulating constant offsets) and
 // llvm.ptr.annotation calls (the clang `annotate` attribute on a field, ferrite/pmem/flow.hpp)
-// to the underlying object: an argument, a load, a call's result, a stack slot or a global.
+// and calls to accessors that return an argument plus an offset (passthrough, below) to the
+// underlying object: an argument, a load, a call's result, a stack slot or a global.
 // The abstract location of FlowNvm ([NVM] chapter 5) is (object, cache line); ferrite-flow
 // keeps the line so that a write-back of the wrong line is told from the right one.
 //
@@ -14,7 +15,10 @@
 #include <cstdint>
 #include <optional>
 
+#include <llvm/ADT/STLFunctionalExtras.h>
+
 namespace llvm {
+class Function;
 class Value;
 class DataLayout;
 }  // namespace llvm
@@ -33,7 +37,16 @@ struct place {
     bool global = false;                 // a global variable (volatile: not in a pool)
 };
 
-place place_of(const llvm::Value* address, const llvm::DataLayout& layout);
+// A function that returns one of its pointer arguments plus an offset (an accessor such as
+// std::array::operator[] or a field getter): the walk goes on through the call into that
+// argument. Known from the function's summary (summary.hpp).
+struct passthrough {
+    unsigned arg;
+    std::optional<std::int64_t> offset;  // nullopt: not a constant
+};
+using passthrough_of = llvm::function_ref<const passthrough*(const llvm::Function&)>;
+
+place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through = nullptr);
 
 // The annotation string of a clang `annotate` attribute's global ("" if it is not one).
 const char* annotation_text(const llvm::Value* global_string);

@@ -14,12 +14,16 @@
 // calling context), and the order inside the callee is kept only as "write-backs, then the
 // fence": a callee that fences and then writes back more lines has those lines counted as
 // fenced (a missed report, never a false one). A callee's write-backs are not counted as
-// double flushes in the caller.
+// double flushes in the caller. A function that returns one of its pointer arguments (plus
+// an offset) is followed through by place_of, so a store through an accessor's result is a
+// store to the caller's object.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <vector>
+
+#include "place.hpp"
 
 namespace ferrite::flow {
 
@@ -38,6 +42,7 @@ struct summary {
     std::vector<range> flushes;
     bool fences = false;  // a fence on every path, after the write-backs above
     std::vector<pending> pendings;
+    std::optional<passthrough> returns;  // returns an argument plus an offset (place.hpp)
 };
 
 }  // namespace ferrite::flow
