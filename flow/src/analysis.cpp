@@ -145,10 +145,10 @@ private:
     }
 
     // The first pending (not fenced) persistent store of an object, if any.
-    static const llvm::Instruction* pending(const state& s, const llvm::Value* object, const analysis& a) {
+    const llvm::Instruction* pending(const state& s, const llvm::Value* object) const {
         const llvm::Instruction* first = nullptr;
         for (auto it = s.d.lower_bound({object, INT64_MIN}); it != s.d.end() && it->first.first == object; ++it)
-            if (it->second.value != dur::fence && (first == nullptr || a.earlier(it->second.origin, first)))
+            if (it->second.value != dur::fence && (first == nullptr || earlier(it->second.origin, first)))
                 first = it->second.origin;
         return first;
     }
@@ -185,7 +185,7 @@ private:
         if (stored != nullptr && stored->getType()->isPointerTy()) {
             const place target = place_of(stored, layout_, through());
             if (!target.stack && !target.global && target.object != p.object)
-                if (const auto* first = pending(s, target.object, *this))
+                if (const auto* first = pending(s, target.object))
                     out.push_back({pattern::durability, &inst,
                                    "pointer published to persistent memory before the object it points to is "
                                    "durable: its store at " + line_col(first) +
