@@ -7,9 +7,10 @@ Every program in corpus/ is a known persistence bug (NAME_bug.cpp) or its correc
 unless each bug program gets exactly its expected (line, pattern) reports and each twin gets
 none; it also checks the text format on one program, and that -p (flags from a
 compile_commands.json) with -j 2 reports the same as the files given one by one. Prints one
-line per program.
+line per program. Last, with the build's own compiler: the annotation macros expand to
+nothing without FERRITE_FLOW, and to clang annotate attributes with it.
 
-    corpus_test.py DRIVER CORPUS_DIR
+    corpus_test.py DRIVER CORPUS_DIR CXX INCLUDE_DIR
 """
 import json
 import pathlib
@@ -39,7 +40,7 @@ def analyse(driver, path):
 
 
 def main():
-    driver, corpus = sys.argv[1], pathlib.Path(sys.argv[2])
+    driver, corpus, cxx, include = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     programs = sorted(corpus.glob("*_bug.cpp")) + sorted(corpus.glob("*_ok.cpp"))
     failures = []
     bugs = sorted(p.name[:-len("_bug.cpp")] for p in corpus.glob("*_bug.cpp"))
@@ -75,6 +76,14 @@ def main():
         want = {(p.name, line, pattern) for p in some for line, pattern in expected(p)}
         if run.returncode != 0 or got != want:
             failures.append(f"-p: expected {sorted(want)}, reported {sorted(got)} {run.stderr}")
+    # The macros: nothing in an ordinary build.
+    use = '#include "ferrite/pmem/flow.hpp"\nstruct s { int f FERRITE_FLOW_SENTINEL; int g FERRITE_FLOW_DURABLE; ' \
+          'int h FERRITE_FLOW_SKIP; };\nFERRITE_FLOW_ROOT void r();\n'
+    for defines, want_annotate in (([], False), (["-DFERRITE_FLOW"], True)):
+        pre = subprocess.run([cxx, "-E", "-P", "-x", "c++", f"-I{include}", *defines, "-"], input=use,
+                             capture_output=True, text=True)
+        if pre.returncode != 0 or ("annotate" in pre.stdout) != want_annotate:
+            failures.append(f"macros with {defines or 'no defines'}: {pre.stdout!r} {pre.stderr}")
     print(f"{len(bugs)} bug programs, {len(twins)} twins, {len(failures)} failure(s)")
     for f in failures:
         print("FAIL:", f)
