@@ -16,7 +16,8 @@
 #   checkpoint  pmem alloc sync       (CpNvm; InCLL later)
 #   containers  pmem alloc sync combining sets checkpoint
 # error.hpp is below every layer. Nothing in the library includes sim/, crash/, bench/,
-# tools/ or tests/: those sit above it.
+# tools/, flow/ or tests/: those sit above it (flow/, the static checker, includes nothing of
+# ferrite; ferrite's code includes only its annotation macros, pmem/flow.hpp).
 set -euo pipefail
 scripts=$(cd "$(dirname "$0")" && pwd)
 root=${1:-"$scripts/.."}

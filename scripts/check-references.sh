@@ -19,7 +19,7 @@ cd "$root"
 
 pattern='[s]hared/(papers|notes)|[.][.]/[s]hared|(^|[^[:alnum:]_./-])[n]otes/[[:alnum:]_-]+[.]md|(^|[^[:alnum:]_.-])[p]apers/[[:alnum:]_-]+[.]txt|(^|[^[:alnum:]_.~-])/[w]ork/|(^|[^/[:alnum:]_.-])[D]ESIGN[.]md'
 dirs=()
-for d in include src crash tests tools bench examples docs scripts cmake; do
+for d in include src crash tests tools bench examples docs scripts cmake flow; do
   [ -d "$d" ] && dirs+=("$d")
 done
 files=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs ferrite's build and test dependencies from Debian's packages, only those missing.
-# Safe to run repeatedly; needs root (or sudo) only when something is missing.
+# Safe to run repeatedly; needs root (or sudo) only when something is missing. llvm-15-dev
+# (LLVM 15's headers and CMake package, opt) builds ferrite-flow, the static checker (flow/).
 set -euo pipefail
-packages=(g++ clang-15 cmake ninja-build pkg-config git python3
+packages=(g++ clang-15 llvm-15-dev cmake ninja-build pkg-config git python3
           libpmem2-dev libpmemobj-dev libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev python3-matplotlib
           libevent-dev memcached libmemcached-tools python3-pymemcache nutcracker)

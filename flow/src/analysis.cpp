@@ -1,0 +1,381 @@
+// flow/src/analysis.cpp: see analysis.hpp.
+#include "analysis.hpp"
+
+#include <cstdint>
+#include <climits>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
+
+#include "events.hpp"
+#include "place.hpp"
+
+namespace ferrite::flow {
+namespace {
+
+// Lattice values; a location absent from a map is Unknown (the top).
+enum class dur : std::uint8_t { write, flush, fence };   // durability / pair
+enum class dfl : std::uint8_t { flush, write };          // double flush
+
+constexpr std::int64_t unknown_line = -1;
+using location = std::pair<const llvm::Value*, std::int64_t>;  // (object, line)
+
+template <class V>
+struct cell {
+    V value;
+    const llvm::Instruction* origin;  // the store (or write-back) that set it
+    bool operator==(const cell&) const = default;
+};
+
+struct state {
+    std::map<location, cell<dur>> d;
+    std::map<location, cell<dfl>> f;
+    bool fenced = false;  // a fence on every path so far (summaries)
+    bool operator==(const state&) const = default;
+};
+
+std::int64_t floor_line(std::int64_t offset) {
+    return offset >= 0 ? offset / line_bytes : -((-offset + line_bytes - 1) / line_bytes);
+}
+
+class analysis {
+public:
+    analysis(const llvm::Function& fn, bool root, const summaries& known, summary* collect)
+        : fn_(fn), root_(root), known_(known), collect_(collect), layout_(fn.getParent()->getDataLayout()) {
+        unsigned n = 0;
+        for (const auto& bb : fn)
+            for (const auto& inst : bb) order_[&inst] = n++;
+    }
+
+    void run(std::vector<report>& out) {
+        llvm::ReversePostOrderTraversal<const llvm::Function*> rpo(&fn_);
+        std::map<const llvm::BasicBlock*, state> outs;
+        bool changed = true;
+        // Finite lattices and monotone transfers reach the fixpoint; the cap only guards
+        // against a mistake turning into a hang.
+        for (unsigned round = 0; changed && round < 1000; ++round) {
+            changed = false;
+            for (const llvm::BasicBlock* bb : rpo) {
+                state s = in_state(bb, outs);
+                for (const auto& inst : *bb) transfer(inst, s, nullptr);
+                auto it = outs.find(bb);
+                if (it == outs.end() || !(it->second == s)) {
+                    outs[bb] = std::move(s);
+                    changed = true;
+                }
+            }
+        }
+        for (const llvm::BasicBlock* bb : rpo) {
+            state s = in_state(bb, outs);
+            for (const auto& inst : *bb) transfer(inst, s, &out);
+        }
+    }
+
+private:
+    // Join of the predecessors' out-states: the meet for durability (lowest value; equal
+    // values keep the earlier origin), the must-join for double flush (analysis.hpp).
+    state in_state(const llvm::BasicBlock* bb, const std::map<const llvm::BasicBlock*, state>& outs) const {
+        state in;
+        bool first = true;
+        for (const llvm::BasicBlock* pred : llvm::predecessors(bb)) {
+            auto it = outs.find(pred);
+            if (it == outs.end()) continue;  // not reached yet: the bottom of the join
+            const state& p = it->second;
+            if (first) {
+                in = p;
+                first = false;
+                continue;
+            }
+            in.fenced = in.fenced && p.fenced;
+            for (const auto& [loc, c] : p.d) {
+                auto [at, inserted] = in.d.emplace(loc, c);
+                if (!inserted && (c.value < at->second.value ||
+                                  (c.value == at->second.value && earlier(c.origin, at->second.origin))))
+                    at->second = c;
+            }
+            for (auto it2 = in.f.begin(); it2 != in.f.end();) {
+                auto other = p.f.find(it2->first);
+                if (other == p.f.end()) {
+                    it2 = in.f.erase(it2);
+                    continue;
+                }
+                if (other->second.value > it2->second.value ||
+                    (other->second.value == it2->second.value && earlier(other->second.origin, it2->second.origin)))
+                    it2->second = other->second;
+                ++it2;
+            }
+        }
+        return in;
+    }
+
+    // The accessors known so far (place.hpp's passthrough), from the callees' summaries.
+    const passthrough* returned(const llvm::Function& f) const {
+        auto it = known_.find(&f);
+        return it != known_.end() && it->second.returns ? &*it->second.returns : nullptr;
+    }
+    passthrough_of through() const { return through_; }
+
+    bool earlier(const llvm::Instruction* a, const llvm::Instruction* b) const {
+        return order_.at(a) < order_.at(b);
+    }
+
+    // A summary run tracks every store that is not to the stack or a global: the caller
+    // decides, with its own places, which of them are persistent.
+    bool persistent(const place& p) const {
+        if (p.stack || p.global || p.skip) return false;
+        return root_ || collect_ != nullptr || p.sentinel || p.durable;
+    }
+
+    // The lines [first, last] an access covers, or nullopt: somewhere in the object.
+    static std::optional<std::pair<std::int64_t, std::int64_t>> lines(const place& p, std::optional<std::uint64_t> len) {
+        if (!p.offset || !len) return std::nullopt;
+        if (*len == 0) return std::make_pair(std::int64_t{0}, std::int64_t{-1});
+        const std::int64_t last = *p.offset + static_cast<std::int64_t>(*len) - 1;
+        return std::make_pair(floor_line(*p.offset), floor_line(last));
+    }
+
+    // The first pending (not fenced) persistent store of an object, if any.
+    const llvm::Instruction* pending(const state& s, const llvm::Value* object) const {
+        const llvm::Instruction* first = nullptr;
+        for (auto it = s.d.lower_bound({object, INT64_MIN}); it != s.d.end() && it->first.first == object; ++it)
+            if (it->second.value != dur::fence && (first == nullptr || earlier(it->second.origin, first)))
+                first = it->second.origin;
+        return first;
+    }
+
+    void write(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
+        const place p = place_of(e.ptr, layout_, through());
+        if (p.stack) return;
+        const auto span = lines(p, e.len);
+        const bool tracked = persistent(p);
+        if (tracked && out != nullptr) check_publish_and_pair(e, p, span, inst, s, *out);
+        if (tracked && (p.sentinel || p.durable)) annotated_.insert(&inst);
+        const bool nt = e.kind == event_kind::nt_write;
+        if (span) {
+            for (std::int64_t l = span->first; l <= span->second; ++l) {
+                if (tracked) s.d[{p.object, l}] = {nt ? dur::flush : dur::write, &inst};
+                if (nt)
+                    s.f.erase({p.object, l});
+                else
+                    s.f[{p.object, l}] = {dfl::write, &inst};
+            }
+            return;
+        }
+        if (tracked) s.d[{p.object, unknown_line}] = {nt ? dur::flush : dur::write, &inst};
+        // Somewhere in the object: every line of it may be dirty again.
+        for (auto it = s.f.lower_bound({p.object, INT64_MIN}); it != s.f.end() && it->first.first == p.object; ++it)
+            it->second = {dfl::write, &inst};
+    }
+
+    void check_publish_and_pair(const event& e, const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                                const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
+        // A pointer, or a pointer stored as an integer (ptrtoint: an atomic CAS of a pointer).
+        const llvm::Value* stored = e.stored;
+        if (const auto* cast = llvm::dyn_cast_or_null<llvm::PtrToIntOperator>(stored)) stored = cast->getPointerOperand();
+        if (stored != nullptr && stored->getType()->isPointerTy()) {
+            const place target = place_of(stored, layout_, through());
+            if (!target.stack && !target.global && target.object != p.object)
+                if (const auto* first = pending(s, target.object))
+                    out.push_back({pattern::durability, &inst,
+                                   "pointer published to persistent memory before the object it points to is "
+                                   "durable: its store at " + line_col(first) +
+                                       " is not written back and fenced first"});
+        }
+        if (!p.sentinel) return;
+        const llvm::Instruction* first = nullptr;
+        for (const auto& [loc, c] : s.d) {
+            if (c.value == dur::fence) continue;
+            const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            if (same_line) continue;  // one line persists its stores in program order
+            if (first == nullptr || earlier(c.origin, first)) first = c.origin;
+        }
+        if (first != nullptr)
+            out.push_back({pattern::pair, &inst,
+                           "sentinel written before its data is durable: the store at " + line_col(first) +
+                               " is not written back and fenced before it"});
+    }
+
+    void flush(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
+        flush_place(place_of(e.ptr, layout_, through()), e.len, e.kind == event_kind::sync_flush, inst, s, out, true);
+    }
+
+    // A write-back of len bytes at p; a callee's (double_flush false) is not checked as a
+    // double flush, nor recorded as one.
+    void flush_place(const place& p, std::optional<std::uint64_t> len, bool sync, const llvm::Instruction& inst,
+                     state& s, std::vector<report>* out, bool double_flush) {
+        if (collect_ != nullptr && out != nullptr)
+            if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object))
+                collect_->flushes.push_back({a->getArgNo(), p.offset, len, sync});
+        const auto span = lines(p, len);
+        auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
+        for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
+            const std::int64_t l = it->first.second;
+            const bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second);
+            if (!covered) continue;
+            if (sync)
+                it->second.value = dur::fence;
+            else if (it->second.value == dur::write)
+                it->second.value = dur::flush;
+        }
+        if (!span || !double_flush) return;  // a range not known: neither a double flush nor a record of one
+        for (std::int64_t l = span->first; l <= span->second; ++l) {
+            auto [it, inserted] = s.f.try_emplace({p.object, l}, cell<dfl>{dfl::flush, &inst});
+            if (inserted) continue;
+            if (it->second.value == dfl::flush && out != nullptr)
+                out->push_back({pattern::double_flush, &inst,
+                                "cache line written back again with no store to it since its write-back at " +
+                                    line_col(it->second.origin)});
+            it->second = {dfl::flush, &inst};
+        }
+    }
+
+    static void fence(state& s) {
+        for (auto& [loc, c] : s.d)
+            if (c.value == dur::flush) c.value = dur::fence;
+        s.fenced = true;
+    }
+
+    static place shifted(place p, std::optional<std::int64_t> by) {
+        p.offset = p.offset && by ? std::optional<std::int64_t>(*p.offset + *by) : std::nullopt;
+        return p;
+    }
+
+    // A call to a summarised function (summary.hpp): its write-backs, its fence, its stores
+    // still pending at its return.
+    void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
+        for (const auto& r : callee.flushes)
+            if (r.arg < call.arg_size())
+                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_, through()), r.offset), r.len, r.sync, call, s, out,
+                            false);
+        if (callee.fences) fence(s);
+        for (const auto& pd : callee.pendings) {
+            if (pd.arg >= call.arg_size()) continue;
+            place p = shifted(place_of(call.getArgOperand(pd.arg), layout_, through()),
+                              pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
+            if (p.stack) continue;
+            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            if (persistent(p)) s.d[{p.object, l}] = {pd.written_back ? dur::flush : dur::write, &call};
+            s.f.erase({p.object, l});
+        }
+    }
+
+    void at_return(const state& s, std::vector<report>& out) {
+        if (collect_ != nullptr) {  // a summary run: record, report nothing
+            collect_->fences = collect_->fences && s.fenced;
+            for (const auto& [loc, c] : s.d) {
+                const auto* a = llvm::dyn_cast<llvm::Argument>(loc.first);
+                // A sentinel or durable field is the function's own to make durable: it is
+                // reported there (analyse_function), not handed to the caller.
+                if (c.value == dur::fence || a == nullptr || annotated_.count(c.origin) != 0) continue;
+                collect_->pendings.push_back({a->getArgNo(),
+                                              loc.second == unknown_line ? std::nullopt : std::optional<std::int64_t>(loc.second),
+                                              c.value == dur::flush});
+            }
+            return;
+        }
+        for (const auto& [loc, c] : s.d) {
+            if (c.value == dur::fence) continue;
+            out.push_back({pattern::durability, c.origin,
+                           c.value == dur::write
+                               ? std::string("store to persistent memory is not written back before the function returns")
+                               : std::string("store to persistent memory is written back but not fenced before the "
+                                             "function returns")});
+        }
+    }
+
+    void transfer(const llvm::Instruction& inst, state& s, std::vector<report>* out) {
+        if (llvm::isa<llvm::ReturnInst>(inst)) {
+            if (out != nullptr) at_return(s, *out);
+            return;
+        }
+        const std::vector<event> events = events_of(inst);
+        if (events.empty())
+            if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+                if (const auto* callee = call->getCalledFunction())
+                    if (auto it = known_.find(callee); it != known_.end()) apply(*call, it->second, s, out);
+        for (const event& e : events) {
+            switch (e.kind) {
+                case event_kind::write:
+                case event_kind::nt_write:
+                    if (e.ptr != nullptr) write(e, inst, s, out);
+                    break;
+                case event_kind::flush:
+                case event_kind::sync_flush:
+                    if (e.ptr != nullptr) flush(e, inst, s, out);
+                    break;
+                case event_kind::fence: fence(s); break;
+                case event_kind::persist:
+                    if (e.ptr != nullptr) flush(e, inst, s, out);
+                    fence(s);
+                    break;
+            }
+        }
+    }
+
+    const llvm::Function& fn_;
+    bool root_;
+    const summaries& known_;
+    summary* collect_;                                // a summary run: where it goes
+    std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable fields
+    std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
+        return returned(f);
+    };
+    const llvm::DataLayout& layout_;
+    std::map<const llvm::Instruction*, unsigned> order_;
+};
+
+// The argument (and offset) every return of a pointer-returning function gives back.
+std::optional<passthrough> returned_argument(const llvm::Function& f, const summaries& known) {
+    if (!f.getReturnType()->isPointerTy()) return std::nullopt;
+    const auto through = [&](const llvm::Function& g) -> const passthrough* {
+        auto it = known.find(&g);
+        return it != known.end() && it->second.returns ? &*it->second.returns : nullptr;
+    };
+    std::optional<passthrough> out;
+    for (const auto& bb : f) {
+        const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
+        if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
+        const place p = place_of(ret->getReturnValue(), f.getParent()->getDataLayout(), through);
+        const auto* a = llvm::dyn_cast<llvm::Argument>(p.object);
+        if (a == nullptr) return std::nullopt;
+        if (!out)
+            out = passthrough{a->getArgNo(), p.offset};
+        else if (out->arg != a->getArgNo())
+            return std::nullopt;
+        else if (out->offset != p.offset)
+            out->offset.reset();
+    }
+    return out;
+}
+
+}  // namespace
+
+void analyse_function(const llvm::Function& f, bool root, const summaries& known, std::vector<report>& out) {
+    if (f.isDeclaration()) return;
+    analysis(f, root, known, nullptr).run(out);
+}
+
+summary summarise_function(const llvm::Function& f, const summaries& known) {
+    summary out;
+    out.fences = true;  // and-ed over the returns; a function that never returns never fences
+    bool returns = false;
+    for (const auto& bb : f)
+        returns |= llvm::isa<llvm::ReturnInst>(bb.getTerminator());
+    std::vector<report> none;
+    analysis(f, false, known, &out).run(none);
+    out.fences = out.fences && returns;
+    out.returns = returned_argument(f, known);
+    return out;
+}
+
+}  // namespace ferrite::flow

@@ -1,0 +1,110 @@
+// flow/src/plugin.cpp: the LLVM 15 pass plugin: registers the `ferrite-flow` module pass.
+//
+// The pass reads the analysis roots and skipped functions from llvm.global.annotations
+// (ferrite/pmem/flow.hpp's FERRITE_FLOW_ROOT and FERRITE_FLOW_SKIP), runs the analysis
+// (analysis.hpp) on every function with a body but the skipped ones, and prints the reports
+// to stdout: text, or JSON lines when FERRITE_FLOW_FORMAT=json. Functions are summarised
+// callees first (summary.hpp), then each is analysed with its callees' summaries; ferrite's
+// own pmem layer is summarised but not reported on (its primitives are the instructions
+// events.hpp names, and its flushes of whole ranges are its job). The driver
+// (flow/ferrite-flow.in) runs it as `opt -load-pass-plugin=... -passes=...,ferrite-flow`.
+// It changes no IR.
+#include <cstdlib>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/PassPlugin.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "analysis.hpp"
+#include "place.hpp"
+#include "report.hpp"
+
+namespace ferrite::flow {
+namespace {
+
+struct annotated {
+    std::set<const llvm::Function*> roots, skipped;
+};
+
+annotated read_annotations(const llvm::Module& m) {
+    annotated a;
+    const auto* g = m.getGlobalVariable("llvm.global.annotations");
+    if (g == nullptr || !g->hasInitializer()) return a;
+    const auto* list = llvm::dyn_cast<llvm::ConstantArray>(g->getInitializer());
+    if (list == nullptr) return a;
+    for (const llvm::Use& u : list->operands()) {
+        const auto* entry = llvm::dyn_cast<llvm::ConstantStruct>(u.get());
+        if (entry == nullptr || entry->getNumOperands() < 2) continue;
+        const auto* f = llvm::dyn_cast<llvm::Function>(entry->getOperand(0)->stripPointerCasts());
+        if (f == nullptr) continue;
+        const std::string_view text = annotation_text(entry->getOperand(1));
+        if (text == "ferrite.flow.root") a.roots.insert(f);
+        if (text == "ferrite.flow.skip") a.skipped.insert(f);
+    }
+    return a;
+}
+
+bool summarised(const llvm::Function& f, const annotated& a) {
+    return !f.isDeclaration() && a.skipped.count(&f) == 0;
+}
+
+bool reported(const llvm::Function& f, const annotated& a) {
+    if (!summarised(f, a)) return false;
+    const std::string name = llvm::demangle(f.getName().str());
+    return std::string_view(name).substr(0, 15) != "ferrite::pmem::";
+}
+
+// Callees before callers (direct calls; a cycle is cut where the walk meets it again).
+void post_order(const llvm::Function& f, std::set<const llvm::Function*>& seen,
+                std::vector<const llvm::Function*>& order) {
+    if (!seen.insert(&f).second) return;
+    for (const auto& bb : f)
+        for (const auto& inst : bb)
+            if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+                if (const auto* callee = call->getCalledFunction(); callee != nullptr && !callee->isDeclaration())
+                    post_order(*callee, seen, order);
+    order.push_back(&f);
+}
+
+struct flow_pass : llvm::PassInfoMixin<flow_pass> {
+    llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&) {
+        const annotated a = read_annotations(m);
+        std::set<const llvm::Function*> seen;
+        std::vector<const llvm::Function*> order;
+        for (const llvm::Function& f : m) post_order(f, seen, order);
+        summaries known;
+        for (const llvm::Function* f : order)
+            if (summarised(*f, a)) known.emplace(f, summarise_function(*f, known));
+        std::vector<report> reports;
+        for (const llvm::Function* f : order)
+            if (reported(*f, a)) analyse_function(*f, a.roots.count(f) != 0, known, reports);
+        const char* format = std::getenv("FERRITE_FLOW_FORMAT");
+        const bool json = format != nullptr && std::string_view(format) == "json";
+        print_reports(llvm::outs(), std::move(reports), json);
+        llvm::outs().flush();
+        return llvm::PreservedAnalyses::all();
+    }
+};
+
+}  // namespace
+}  // namespace ferrite::flow
+
+extern "C" LLVM_ATTRIBUTE_WEAK llvm::PassPluginLibraryInfo llvmGetPassPluginInfo() {
+    return {LLVM_PLUGIN_API_VERSION, "ferrite-flow", "0.1", [](llvm::PassBuilder& pb) {
+                pb.registerPipelineParsingCallback(
+                    [](llvm::StringRef name, llvm::ModulePassManager& mpm,
+                       llvm::ArrayRef<llvm::PassBuilder::PipelineElement>) {
+                        if (name != "ferrite-flow") return false;
+                        mpm.addPass(ferrite::flow::flow_pass());
+                        return true;
+                    });
+            }};
+}

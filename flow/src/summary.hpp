@@ -1,0 +1,48 @@
+// flow/src/summary.hpp: what a call does to persistent memory, seen from its caller.
+//
+// Algorithm: FlowNvm is inter-procedural ([NVM] chapter 5); ferrite-flow builds one summary
+// per function bottom-up over the call graph (callees first; a call into a recursive cycle
+// not yet summarised is treated as unknown code: no effect), and a call applies its
+// callee's summary in three steps: the callee's write-backs of its pointer arguments' lines
+// (mapped onto the caller's places: the argument's object and offset), then the fence if
+// the callee fences on every path, then the callee's stores through its arguments that are
+// still pending (not fenced) at its return, which become the caller's pending stores at the
+// call. So "a helper writes, the root persists", "the root writes, a helper persists" and
+// "a helper writes back but forgets the fence" are all seen from the root.
+//
+// Differs from the paper: context-insensitive (one summary per function, not one per
+// calling context), and the order inside the callee is kept only as "write-backs, then the
+// fence": a callee that fences and then writes back more lines has those lines counted as
+// fenced (a missed report, never a false one). A callee's write-backs are not counted as
+// double flushes in the caller. A function that returns one of its pointer arguments (plus
+// an offset) is followed through by place_of, so a store through an accessor's result is a
+// store to the caller's object.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "place.hpp"
+
+namespace ferrite::flow {
+
+struct summary {
+    struct range {
+        unsigned arg;                        // the pointer argument's index
+        std::optional<std::int64_t> offset;  // from what the argument points to
+        std::optional<std::uint64_t> len;
+        bool sync;  // clflush: the line is at Fence at once
+    };
+    struct pending {
+        unsigned arg;
+        std::optional<std::int64_t> line;  // line of the argument's object; nullopt: unknown
+        bool written_back;                 // Flush (true) or Write (false) at the return
+    };  // (a sentinel or durable field's store is the callee's own: not handed on)
+    std::vector<range> flushes;
+    bool fences = false;  // a fence on every path, after the write-backs above
+    std::vector<pending> pendings;
+    std::optional<passthrough> returns;  // returns an argument plus an offset (place.hpp)
+};
+
+}  // namespace ferrite::flow

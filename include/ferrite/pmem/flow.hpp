@@ -1,0 +1,33 @@
+// ferrite/pmem/flow.hpp: annotations for ferrite-flow, the static persistence checker (flow/).
+//
+// The checker (docs/flow.md) follows FlowNvm ([NVM], chapter 5): a dataflow analysis over
+// LLVM IR that finds persistence bugs without running the code. FlowNvm's annotations are
+// nvm_fnc (analysis root), nvm_cst(skip), sentinel and dur_field; ferrite's are the macros
+// below. They expand to clang `annotate` attributes only when FERRITE_FLOW is defined (the
+// ferrite-flow driver defines it) and to nothing in every other build, so they cost nothing
+// and change no layout or code.
+//
+//   FERRITE_FLOW_ROOT      on a function: an analysis root. Every store through memory that
+//                          is not the function's own stack is a store to persistent memory,
+//                          and the return is a durability point: every such store must be
+//                          written back and fenced before it.
+//   FERRITE_FLOW_SENTINEL  on a field: its store marks the data written before it valid
+//                          (the pair pattern): that data must be written back and fenced
+//                          first. Tracked in every function, root or not.
+//   FERRITE_FLOW_DURABLE   on a field: persistent even outside a root; a store to it must be
+//                          durable at the function's return.
+//   FERRITE_FLOW_SKIP      on a field: volatile (its stores are not tracked); on a function:
+//                          not analysed.
+#pragma once
+
+#if defined(FERRITE_FLOW)
+#define FERRITE_FLOW_ROOT __attribute__((annotate("ferrite.flow.root")))
+#define FERRITE_FLOW_SENTINEL __attribute__((annotate("ferrite.flow.sentinel")))
+#define FERRITE_FLOW_DURABLE __attribute__((annotate("ferrite.flow.durable")))
+#define FERRITE_FLOW_SKIP __attribute__((annotate("ferrite.flow.skip")))
+#else
+#define FERRITE_FLOW_ROOT
+#define FERRITE_FLOW_SENTINEL
+#define FERRITE_FLOW_DURABLE
+#define FERRITE_FLOW_SKIP
+#endif

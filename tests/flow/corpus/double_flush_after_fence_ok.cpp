@@ -1,0 +1,12 @@
+// Two write-backs of one line with a store between them: both needed.
+#include "ferrite/pmem/primitives.hpp"
+#include "record.hpp"
+
+FERRITE_FLOW_ROOT void set(record* r, std::uint64_t v) {
+    r->data = v;
+    ferrite::pmem::pwb(&r->data);
+    ferrite::pmem::pfence();
+    r->more = v;
+    ferrite::pmem::pwb(&r->more);
+    ferrite::pmem::pfence();
+}

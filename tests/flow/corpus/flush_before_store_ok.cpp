@@ -1,0 +1,9 @@
+// Write-back before the store, corrected: store, write back, fence.
+#include "ferrite/pmem/primitives.hpp"
+#include "record.hpp"
+
+FERRITE_FLOW_ROOT void set(record* r, std::uint64_t v) {
+    r->data = v;
+    ferrite::pmem::pwb(&r->data);
+    ferrite::pmem::pfence();
+}

@@ -1,0 +1,10 @@
+// libpmem, double flush: the same range persisted twice with no store between.
+#include <libpmem.h>
+
+#include "record.hpp"
+
+FERRITE_FLOW_ROOT void set(record* r, std::uint64_t v) {
+    r->data = v;
+    pmem_persist(&r->data, sizeof r->data);
+    pmem_persist(&r->data, sizeof r->data);  // flow-expect: double-flush
+}
