@@ -1,5 +1,5 @@
 // src/index/tree_write.cpp: the index's writers that change one leaf (tree.hpp, [MASSTREE]
-// section 4.6.2-4.6.3): insert_or_assign and erase under the leaf's lock, and the tree's
+// section 4.6.2-4.6.3): insert_or_assign, insert and erase under the leaf's lock, and the tree's
 // life (construction; destruction frees every node, since none is freed before).
 #include <cstdint>
 #include <new>
@@ -55,13 +55,13 @@ leaf* tree::lock_leaf(std::uint64_t key) noexcept {
     }
 }
 
-bool tree::insert_or_assign(std::uint64_t key, std::uint64_t value) {
+bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
     leaf* l = lock_leaf(key);
     permutation perm(l->perm.load(std::memory_order_relaxed));
     bool equal = false;
     const unsigned p = position_of(l, perm, key, equal);
     if (equal) {  // LP: the value's store (a reader sees the old or the new value, both whole)
-        l->value(perm[p]).store(value, std::memory_order_release);
+        if (assign) l->value(perm[p]).store(value, std::memory_order_release);
         l->version.unlock();
         return false;
     }

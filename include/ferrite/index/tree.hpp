@@ -4,6 +4,7 @@
 //
 //   ferrite::index::tree t;
 //   t.insert_or_assign(7, 70);                       // true: inserted
+//   t.insert(7, 71);                                 // false: present, unchanged
 //   std::optional<std::uint64_t> v = t.get(7);       // 70
 //   t.scan(5, 100, [](std::uint64_t k, std::uint64_t v) { ... });   // from a key, at most 100
 //   t.scan_range(5, 9, [](std::uint64_t k, std::uint64_t v) { ... });  // keys in [5, 9)
@@ -76,7 +77,9 @@ public:
     std::optional<std::uint64_t> get(std::uint64_t key) const noexcept;
     // Sets key -> value; true if the key was not present (inserted), false if it was (updated).
     // Throws std::bad_alloc (the tree unchanged) if a split cannot allocate.
-    bool insert_or_assign(std::uint64_t key, std::uint64_t value);
+    bool insert_or_assign(std::uint64_t key, std::uint64_t value) { return put(key, value, true); }
+    // Sets key -> value only if the key is absent; true if it inserted. Throws as insert_or_assign.
+    bool insert(std::uint64_t key, std::uint64_t value) { return put(key, value, false); }
     // Removes `key`; true if it was present.
     bool erase(std::uint64_t key) noexcept;
 
@@ -108,6 +111,7 @@ public:
     };
 
 private:
+    bool put(std::uint64_t key, std::uint64_t value, bool assign);
     // The leaf whose range held `key` when its stable version `v` was taken.
     const leaf* find_leaf(std::uint64_t key, std::uint64_t& v) const noexcept;
     // Copies the pairs of the leaf holding `from` (reached from l, whose low key is <= from).

@@ -115,10 +115,13 @@ void random_ops(std::uint64_t key_space, int ops, std::uint64_t seed) {
     for (int i = 0; i < ops; ++i) {
         const std::uint64_t k = rng() % key_space * 0x9e3779b97f4a7c15ULL >> 8;  // spread over the key space
         const unsigned what = static_cast<unsigned>(rng() % 100);
-        if (what < 45) {
+        if (what < 35) {
             const std::uint64_t v = rng();
             ASSERT_EQ(t.insert_or_assign(k, v), !m.contains(k));
             m[k] = v;
+        } else if (what < 45) {
+            const std::uint64_t v = rng();
+            ASSERT_EQ(t.insert(k, v), m.emplace(k, v).second) << "insert leaves a present key's value";
         } else if (what < 75) {
             ASSERT_EQ(t.erase(k), m.erase(k) == 1);
         } else if (what < 97) {
