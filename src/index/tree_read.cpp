@@ -13,6 +13,14 @@ namespace {
 const leaf* as_leaf(const node_base* n) noexcept { return static_cast<const leaf*>(n); }
 const interior* as_interior(const node_base* n) noexcept { return static_cast<const interior*>(n); }
 
+// A node's five lines requested at once, before the version is read, so the misses overlap
+// instead of following one another through the search ([MASSTREE] 4.2 prefetches the same way).
+void prefetch_node(const node_base* n) noexcept {
+    static_assert(sizeof(leaf) == 5 * 64 && sizeof(interior) == 5 * 64);
+    const char* p = reinterpret_cast<const char*>(n);
+    for (int line = 0; line < 5; ++line) __builtin_prefetch(p + 64 * line);
+}
+
 // After the leaf l changed under a reader: its stable version again, and, if it split, the
 // leaf to its right that now holds `key` (keys only ever move right: a split moves the upper
 // half to a new next leaf, and leaves never merge).
@@ -31,12 +39,14 @@ const leaf* settle(const leaf* l, std::uint64_t key, std::uint64_t& v) noexcept 
 const leaf* tree::find_leaf(std::uint64_t key, std::uint64_t& v) const noexcept {
 retry:
     const node_base* n = root_.load(std::memory_order_acquire);
+    prefetch_node(n);
     v = n->version.stable();
     if (!node_version::is_root(v)) goto retry;  // a new root is being published above it
     while (!node_version::is_leaf(v)) {
         const interior* in = as_interior(n);
         const node_base* child = in->child_for(key);
         if (child == nullptr) goto retry;  // read in the middle of a change
+        prefetch_node(child);
         const std::uint64_t cv = child->version.stable();
         if (!in->version.has_changed(v)) {  // the pointer was right when the child's version was taken
             n = child;
