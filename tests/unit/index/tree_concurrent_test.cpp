@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -31,12 +32,14 @@ std::uint64_t key_of(std::uint64_t value) { return value >> 20; }
 TEST(TreeConcurrent, DisjointKeysMatchEachThreadsModel) {
     tree t;
     constexpr std::uint64_t keys_per_thread = 3000;
-    constexpr int ops = 12000;
+    constexpr int ops = 30000;
     std::vector<std::map<std::uint64_t, std::uint64_t>> models(thread_count);
     std::atomic<int> failures{0};
     std::vector<std::thread> threads;
+    std::latch start(thread_count);  // all threads begin together: the operations overlap
     for (unsigned id = 0; id < thread_count; ++id) {
         threads.emplace_back([&, id] {
+            start.arrive_and_wait();
             auto& m = models[id];
             std::mt19937_64 rng(100 + id);
             for (int i = 0; i < ops; ++i) {
@@ -83,14 +86,16 @@ TEST(TreeConcurrent, DisjointKeysMatchEachThreadsModel) {
 TEST(TreeConcurrent, SharedKeysScansSeeKeysPresentThroughout) {
     tree t;
     constexpr std::uint64_t key_space = 8000;  // keys 0..key_space-1; the even ones stay
-    constexpr int ops = 10000;
+    constexpr int ops = 30000;
     for (std::uint64_t k = 0; k < key_space; k += 2) t.insert_or_assign(k, encode(k, 0));
     std::vector<std::vector<std::int64_t>> balance(thread_count, std::vector<std::int64_t>(key_space, 0));
     std::atomic<int> failures{0};
     std::atomic<std::uint64_t> scanned{0};
     std::vector<std::thread> threads;
+    std::latch start(thread_count);  // all threads begin together: the operations overlap
     for (unsigned id = 0; id < thread_count; ++id) {
         threads.emplace_back([&, id] {
+            start.arrive_and_wait();
             std::mt19937_64 rng(200 + id);
             for (int i = 0; i < ops; ++i) {
                 const std::uint64_t k = rng() % key_space;
@@ -147,10 +152,12 @@ TEST(TreeConcurrent, SharedKeysScansSeeKeysPresentThroughout) {
 
 TEST(TreeConcurrent, ConcurrentAscendingInsertsGrowTheRoot) {
     tree t;
-    constexpr std::uint64_t per_thread = 6000;
+    constexpr std::uint64_t per_thread = 15000;
     std::vector<std::thread> threads;
+    std::latch start(thread_count);  // all threads begin together: the operations overlap
     for (unsigned id = 0; id < thread_count; ++id)
         threads.emplace_back([&, id] {
+            start.arrive_and_wait();
             for (std::uint64_t i = 0; i < per_thread; ++i) t.insert_or_assign(i * thread_count + id, i);
         });
     for (auto& th : threads) th.join();
