@@ -1,4 +1,4 @@
-// src/index/tree_read.cpp: the index's optimistic readers (tree.hpp, [MASSTREE] section 4.6.1):
+// src/index/tree_read.cpp: the index's optimistic readers (tree.hpp, [MASSTREE]'s readers):
 // the descent to a leaf, get, and the per-leaf copy that scans are made of. No lock, no
 // shared write; every load of a node's contents is an acquire load (node_version.hpp says why
 // that orders it before the validating load of the version).
@@ -14,7 +14,7 @@ const leaf* as_leaf(const node_base* n) noexcept { return static_cast<const leaf
 const interior* as_interior(const node_base* n) noexcept { return static_cast<const interior*>(n); }
 
 // A node's five lines requested at once, before the version is read, so the misses overlap
-// instead of following one another through the search ([MASSTREE] 4.2 prefetches the same way).
+// instead of following one another through the search ([MASSTREE] prefetches nodes the same way).
 void prefetch_node(const node_base* n) noexcept {
     static_assert(sizeof(leaf) == 5 * 64 && sizeof(interior) == 5 * 64);
     const char* p = reinterpret_cast<const char*>(n);

@@ -1,4 +1,4 @@
-// src/index/tree_split.cpp: splits ([MASSTREE] section 4.6.4, docs/references.md): a full
+// src/index/tree_split.cpp: splits ([MASSTREE]'s splits, docs/references.md): a full
 // leaf splits into itself and a new right sibling, and the separator goes up hand over hand.
 //
 // Leaf split, under the leaf's lock: mark it "splitting" (readers spin in stable() or fail

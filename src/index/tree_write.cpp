@@ -1,5 +1,5 @@
 // src/index/tree_write.cpp: the index's writers that change one leaf (tree.hpp, [MASSTREE]
-// section 4.6.2-4.6.3): insert_or_assign, insert and erase under the leaf's lock, and the tree's
+// inserts and removes): insert_or_assign, insert and erase under the leaf's lock, and the tree's
 // life (construction; destruction frees every node, since none is freed before).
 #include <cstdint>
 #include <new>
@@ -73,7 +73,7 @@ bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
     if (l->modstate == leaf::modstate_remove) {
         // The free slot may have been freed by an erase that a reader's copy of the
         // permutation predates: that reader could read this slot's new key in its old
-        // position. Marking the version makes it retry ([MASSTREE] 4.6.3, "remove").
+        // position. Marking the version makes it retry ([MASSTREE]'s removes).
         l->version.mark_insert();
         l->modstate = leaf::modstate_insert;
     }

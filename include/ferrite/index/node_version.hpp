@@ -1,7 +1,7 @@
 // ferrite/index/node_version.hpp: the version word of an index node (Masstree's nodeversion):
 // the node's lock for writers and the counters optimistic readers validate against.
 //
-// Algorithm: [MASSTREE] section 4.3 (docs/references.md). One 64-bit word per node:
+// Algorithm: [MASSTREE]'s node version (docs/references.md). One 64-bit word per node:
 //   bit 0        locked     a writer holds the node
 //   bit 1        inserting  the holder is changing what a reader could be reading (a slot a
 //                           reader's permutation may still name, an interior node's arrays)

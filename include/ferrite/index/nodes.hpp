@@ -1,7 +1,7 @@
 // ferrite/index/nodes.hpp: the index's two node types, line by line: a leaf of width 14 with
 // its permutation word, and an interior node of 15 keys and 16 children.
 //
-// Algorithm: [MASSTREE] section 4 (docs/references.md): a B+-tree whose nodes each carry a
+// Algorithm: [MASSTREE] (docs/references.md): a B+-tree whose nodes each carry a
 // version word (node_version.hpp); a leaf keeps its keys unsorted in slots and their order in
 // the permutation (permutation.hpp); leaves are linked left to right (`next`) and each keeps
 // the lowest key it may hold (`low_key`), so a reader that reached a leaf just before it split

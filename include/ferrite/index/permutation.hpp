@@ -1,7 +1,7 @@
 // ferrite/index/permutation.hpp: a leaf's permutation word (Masstree's kpermuter): the order
 // of the leaf's slots by key and how many of them hold keys, in one 64-bit word.
 //
-// Algorithm: [MASSTREE] section 4.6.2 (docs/references.md). Bits 0-3 hold the count n; the
+// Algorithm: [MASSTREE]'s permuter (docs/references.md). Bits 0-3 hold the count n; the
 // nibble at bits 4p+4..4p+7 holds the slot at position p (p = 0..14). Positions 0..n-1 are the
 // live slots in increasing key order; positions n..width-1 are the free slots, the next one to
 // use first. Every slot 0..width-1 appears exactly once among positions 0..width-1.

@@ -10,16 +10,18 @@
 //   t.scan_range(5, 9, [](std::uint64_t k, std::uint64_t v) { ... });  // keys in [5, 9)
 //   t.erase(7);                                       // true: was present
 //
-// Algorithm: [MASSTREE] (Mao, Kohler, Morris, EuroSys 2012; docs/references.md), sections
-// 4.3-4.6, one layer of it (8-byte keys):
+// Algorithm: [MASSTREE] (Mao, Kohler, Morris, EuroSys 2012; docs/references.md), its
+// concurrency control for one layer of the tree (8-byte keys); [NVM] ch. 3 describes the same
+// leaf (section 3.2.1):
 //   * readers take no lock and write nothing shared (tree_read.cpp): they descend from the
 //     root, validating each interior node's version after reading the child pointer and
 //     taking the child's stable version, hand over hand; at the leaf they read the
 //     permutation, the key and the value, and accept them if the leaf's version did not
 //     change; if it split they walk right along `next` while the key is >= the next leaf's
 //     low key, and read again.
-//   * writers find the leaf as readers do, lock it, walk right under the locks while the
-//     key belongs further right (tree_write.cpp), and change it: an update stores the value
+//   * writers find the leaf as readers do, lock it, and walk right while the key is >= the
+//     next leaf's low key (unlocking one leaf before locking the next: low keys never
+//     change; tree_write.cpp), and change it under the lock: an update stores the value
 //     in place; an insert writes a free slot and publishes it with one store of the
 //     permutation (marking the version "inserting" only when the slot may have been freed by
 //     an erase that a reader's copy of the permutation predates); an erase stores the
@@ -49,7 +51,7 @@
 //     while the new root is published) reads the pointer again.
 //
 // Concurrency contract: every member function may run concurrently with any other on the same
-// tree except the constructor and destructor. insert_or_assign, erase and get are
+// tree except the constructor and destructor. insert_or_assign, insert, erase and get are
 // linearizable; scans are as described above. The scan callback runs with no lock held and
 // may call back into the tree.
 //
