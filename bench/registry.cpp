@@ -7,6 +7,7 @@
 #include "bench/containers/vector_subjects.hpp"
 #include "bench/containers/pfc_subjects.hpp"
 #include "bench/containers/dfc_subjects.hpp"
+#include "bench/index/index_subjects.hpp"
 #include "bench/sets/set_subjects.hpp"
 #include "bench/trees/tree_subjects.hpp"
 
@@ -19,6 +20,7 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     register_dfc_subjects(out);
     register_set_subjects(out);  // keyed: the durable sets (bench/sets/)
     register_tree_subjects(out);  // keyed: the B+-trees of issue 19 (bench/trees/)
+    register_index_subjects(out);  // keyed: the ordered index of issue 21 (bench/index/)
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
     register_map_baselines(out);  // keyed: map-mutex, ordered-map-mutex

@@ -13,8 +13,9 @@
 #   sync        pmem/observer.hpp, pmem/primitives.hpp (wait hints only: volatile layer)
 #   combining   pmem alloc sync
 #   sets        pmem alloc sync
-#   checkpoint  pmem alloc sync       (CpNvm; InCLL later)
-#   containers  pmem alloc sync combining sets checkpoint
+#   checkpoint  pmem alloc sync       (CpNvm)
+#   index       pmem alloc sync       (the Masstree-style ordered index; InCLL)
+#   containers  pmem alloc sync combining sets checkpoint index
 # error.hpp is below every layer. Nothing in the library includes sim/, crash/, bench/,
 # tools/, flow/ or tests/: those sit above it (flow/, the static checker, includes nothing of
 # ferrite; ferrite's code includes only its annotation macros, pmem/flow.hpp).
@@ -31,7 +32,8 @@ declare -A allowed=(
   [combining]="pmem alloc sync"
   [sets]="pmem alloc sync"
   [checkpoint]="pmem alloc sync"
-  [containers]="pmem alloc sync combining sets checkpoint"
+  [index]="pmem alloc sync"
+  [containers]="pmem alloc sync combining sets checkpoint index"
 )
 problems=()
 

@@ -70,6 +70,8 @@ one_line_error 2 "'linkfree-hash' cannot run workload 'ycsb-a': it lacks put" --
 # The plain B+-tree of issue 19 (bench/trees/): listed as keyed, runs scans (ycsb-e) and
 # set-mix, persists nothing (pwb/op and pfence/op 0, counted).
 expect 0 '^  volatile-tree +volatile B\+-tree' -- fb --list
+expect 0 '^  tree-volatile +Masstree-style B\+-tree' -- fb --list
+expect 0 '^tree-volatile +2 ' -- fb -s tree-volatile -w ycsb-e,set-mix -t 1,2 "${small[@]}"
 expect 0 '^volatile-tree +2 ' -- fb -s volatile-tree -w ycsb-e,set-mix -t 1,2 "${small[@]}"
 json=$(fb -s volatile-tree -w ycsb-e,set-mix -t 1 "${small[@]}" --json)
 check_json "volatile-tree --json" "$json" "

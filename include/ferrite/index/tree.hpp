@@ -1,0 +1,155 @@
+// ferrite/index/tree.hpp: a concurrent ordered index of 8-byte keys and 8-byte values, the
+// Masstree-style B+-tree that InCLL makes durable (issue 21). This is the volatile tree
+// (benchmark subject tree-volatile); the durable one adds undo words to the same nodes.
+//
+//   ferrite::index::tree t;
+//   t.insert_or_assign(7, 70);                       // true: inserted
+//   t.insert(7, 71);                                 // false: present, unchanged
+//   std::optional<std::uint64_t> v = t.get(7);       // 70
+//   t.scan(5, 100, [](std::uint64_t k, std::uint64_t v) { ... });   // from a key, at most 100
+//   t.scan_range(5, 9, [](std::uint64_t k, std::uint64_t v) { ... });  // keys in [5, 9)
+//   t.erase(7);                                       // true: was present
+//
+// Algorithm: [MASSTREE] (Mao, Kohler, Morris, EuroSys 2012; docs/references.md), its
+// concurrency control for one layer of the tree (8-byte keys); [NVM] ch. 3 describes the same
+// leaf (section 3.2.1):
+//   * readers take no lock and write nothing shared (tree_read.cpp): they descend from the
+//     root, validating each interior node's version after reading the child pointer and
+//     taking the child's stable version, hand over hand; at the leaf they read the
+//     permutation, the key and the value, and accept them if the leaf's version did not
+//     change; if it split they walk right along `next` while the key is >= the next leaf's
+//     low key, and read again.
+//   * writers find the leaf as readers do, lock it, and walk right while the key is >= the
+//     next leaf's low key (unlocking one leaf before locking the next: low keys never
+//     change; tree_write.cpp), and change it under the lock: an update stores the value
+//     in place; an insert writes a free slot and publishes it with one store of the
+//     permutation (marking the version "inserting" only when the slot may have been freed by
+//     an erase that a reader's copy of the permutation predates); an erase stores the
+//     permutation without the key.
+//   * a full leaf splits (tree_split.cpp): marked "splitting", the upper keys move to a new
+//     right sibling, linked as `next` before the leaf drops them; then the separator goes up
+//     hand over hand: the child stays locked until its parent (locked, marked) holds the new
+//     sibling, an interior node that is full splits the same way, and a root that splits
+//     gets a new root above it.
+//   * scans (below, and read_batch in tree_read.cpp) copy one leaf at a time into a buffer
+//     under its version, then follow `next` from the next leaf's low key. A scan is not one
+//     atomic snapshot (as in Masstree): each leaf's part is, keys come out in increasing
+//     order, and every key present for the whole scan is seen.
+//
+// What differs from Masstree, and why:
+//   * 8-byte keys only (no layers, no suffixes): the issue's first step.
+//   * no node is ever freed while the tree lives: erase never merges or removes nodes (an
+//     empty leaf stays linked and is skipped by scans), and a split keeps the node it splits
+//     (the left half stays in place). Nothing a reader holds can be unlinked, so there is no
+//     reclamation (sync/epoch_domain.hpp is not needed); the destructor frees every node.
+//     The cost: a tree that shrinks keeps its nodes.
+//   * each leaf stores its lower bound (nodes.hpp), so slot 0 needs no special rule.
+//   * a reader that finds an interior node split since it was read restarts from the root
+//     (Masstree restarts only if the key is past the node's last key).
+//   * the root is a pointer in the tree object, read with acquire; a reader that reads a
+//     node that is no longer the root (the root bit is cleared under the old root's lock
+//     while the new root is published) reads the pointer again.
+//
+// Concurrency contract: every member function may run concurrently with any other on the same
+// tree except the constructor and destructor. insert_or_assign, insert, erase and get are
+// linearizable; scans are as described above. The scan callback runs with no lock held and
+// may call back into the tree.
+//
+// Crash consistency: none (tree-volatile). The durable tree of issue 21 item 2 adds InCLL's
+// per-line undo words (nodes.hpp lays them out) and its epochs; its argument goes here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "ferrite/index/nodes.hpp"
+
+namespace ferrite::index {
+
+class tree {
+public:
+    tree();
+    ~tree();
+    tree(const tree&) = delete;
+    tree& operator=(const tree&) = delete;
+
+    // The value of `key`, if present.
+    std::optional<std::uint64_t> get(std::uint64_t key) const noexcept;
+    // Sets key -> value; true if the key was not present (inserted), false if it was (updated).
+    // Throws std::bad_alloc (the tree unchanged) if a split cannot allocate.
+    bool insert_or_assign(std::uint64_t key, std::uint64_t value) { return put(key, value, true); }
+    // Sets key -> value only if the key is absent; true if it inserted. Throws as insert_or_assign.
+    bool insert(std::uint64_t key, std::uint64_t value) { return put(key, value, false); }
+    // Removes `key`; true if it was present.
+    bool erase(std::uint64_t key) noexcept;
+
+    // Calls f(key, value) for the keys >= from in increasing order, at most `limit` of them;
+    // returns how many it called f for.
+    template <class F>
+    std::size_t scan(std::uint64_t from, std::size_t limit, F&& f) const {
+        return scan_impl(from, std::numeric_limits<std::uint64_t>::max(), true, limit, f);
+    }
+    // Calls f(key, value) for the keys in [lo, hi) in increasing order; returns the count.
+    template <class F>
+    std::size_t scan_range(std::uint64_t lo, std::uint64_t hi, F&& f) const {
+        if (lo >= hi) return 0;
+        return scan_impl(lo, hi, false, std::numeric_limits<std::size_t>::max(), f);
+    }
+
+    // Shape, for tests and statistics (not linearizable with concurrent writers).
+    struct shape {
+        std::size_t leaves = 0, interiors = 0, height = 0;
+    };
+    shape describe() const;
+
+    // One leaf's keys >= from, copied under the leaf's version (read_batch).
+    struct batch {
+        std::uint64_t keys[leaf::width];
+        std::uint64_t values[leaf::width];
+        unsigned count = 0;
+        const leaf* next = nullptr;  // the leaf after the copied one, or null
+    };
+
+private:
+    bool put(std::uint64_t key, std::uint64_t value, bool assign);
+    // The leaf whose range held `key` when its stable version `v` was taken.
+    const leaf* find_leaf(std::uint64_t key, std::uint64_t& v) const noexcept;
+    // Copies the pairs of the leaf holding `from` (reached from l, whose low key is <= from).
+    void read_batch(const leaf* l, std::uint64_t from, batch& out) const noexcept;
+    // The leaf holding `key`, locked.
+    leaf* lock_leaf(std::uint64_t key) noexcept;
+    // Inserts into the full, locked leaf l at position p by splitting it; unlocks everything.
+    void split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_t value);
+    // Puts (separator, right) above left and right (both locked, marked); unlocks them.
+    void insert_upward(node_base* left, node_base* right, std::uint64_t separator);
+    interior* locked_parent(node_base* n) noexcept;
+
+    template <class F>
+    std::size_t scan_impl(std::uint64_t lo, std::uint64_t hi, bool limited, std::size_t limit, F& f) const {
+        std::size_t done = 0;
+        if (limited && limit == 0) return 0;
+        std::uint64_t v;
+        const leaf* l = find_leaf(lo, v);
+        std::uint64_t from = lo;
+        batch b;
+        for (;;) {
+            read_batch(l, from, b);
+            for (unsigned i = 0; i < b.count; ++i) {
+                if (!limited && b.keys[i] >= hi) return done;
+                f(b.keys[i], b.values[i]);
+                if (++done == limit) return done;
+            }
+            if (b.next == nullptr) return done;
+            l = b.next;
+            from = l->low_key;
+            if (!limited && from >= hi) return done;
+        }
+    }
+
+    std::atomic<node_base*> root_;
+    std::atomic<unsigned> height_{1};  // levels; grows under the old root's lock (the stock's size)
+};
+
+}  // namespace ferrite::index

@@ -1,0 +1,135 @@
+// src/index/tree_read.cpp: the index's optimistic readers (tree.hpp, [MASSTREE]'s readers):
+// the descent to a leaf, get, and the per-leaf copy that scans are made of. No lock, no
+// shared write; every load of a node's contents is an acquire load (node_version.hpp says why
+// that orders it before the validating load of the version).
+#include <cstdint>
+#include <optional>
+
+#include "ferrite/index/tree.hpp"
+
+namespace ferrite::index {
+namespace {
+
+const leaf* as_leaf(const node_base* n) noexcept { return static_cast<const leaf*>(n); }
+const interior* as_interior(const node_base* n) noexcept { return static_cast<const interior*>(n); }
+
+// A node's five lines requested at once, before the version is read, so the misses overlap
+// instead of following one another through the search ([MASSTREE] prefetches nodes the same way).
+void prefetch_node(const node_base* n) noexcept {
+    static_assert(sizeof(leaf) == 5 * 64 && sizeof(interior) == 5 * 64);
+    const char* p = reinterpret_cast<const char*>(n);
+    for (int line = 0; line < 5; ++line) __builtin_prefetch(p + 64 * line);
+}
+
+// After the leaf l changed under a reader: its stable version again, and, if it split, the
+// leaf to its right that now holds `key` (keys only ever move right: a split moves the upper
+// half to a new next leaf, and leaves never merge).
+const leaf* settle(const leaf* l, std::uint64_t key, std::uint64_t& v) noexcept {
+    v = l->version.stable();
+    for (;;) {
+        const leaf* next = l->next.load(std::memory_order_acquire);
+        if (next == nullptr || key < next->low_key) return l;
+        l = next;
+        v = l->version.stable();
+    }
+}
+
+}  // namespace
+
+const leaf* tree::find_leaf(std::uint64_t key, std::uint64_t& v) const noexcept {
+retry:
+    const node_base* n = root_.load(std::memory_order_acquire);
+    prefetch_node(n);
+    v = n->version.stable();
+    if (!node_version::is_root(v)) goto retry;  // a new root is being published above it
+    while (!node_version::is_leaf(v)) {
+        const interior* in = as_interior(n);
+        const node_base* child = in->child_for(key);
+        if (child == nullptr) goto retry;  // read in the middle of a change
+        prefetch_node(child);
+        const std::uint64_t cv = child->version.stable();
+        if (!in->version.has_changed(v)) {  // the pointer was right when the child's version was taken
+            n = child;
+            v = cv;
+            continue;
+        }
+        const std::uint64_t now = in->version.stable();
+        if (node_version::has_split(v, now)) goto retry;  // the key may have left this subtree
+        v = now;                                           // an insert: read the node again
+    }
+    return as_leaf(n);
+}
+
+std::optional<std::uint64_t> tree::get(std::uint64_t key) const noexcept {
+    std::uint64_t v;
+    const leaf* l = find_leaf(key, v);
+    for (;;) {
+        const permutation perm(l->perm.load(std::memory_order_acquire));
+        const unsigned n = perm.size();
+        bool found = false;
+        std::uint64_t value = 0;
+        for (unsigned p = 0; p < n; ++p) {
+            const unsigned slot = perm[p];
+            const std::uint64_t k = l->keys[slot].load(std::memory_order_acquire);
+            if (k == key) {
+                value = l->value(slot).load(std::memory_order_acquire);
+                found = true;
+                break;
+            }
+            if (k > key) break;
+        }
+        if (!l->version.has_changed(v)) return found ? std::optional<std::uint64_t>(value) : std::nullopt;
+        l = settle(l, key, v);
+    }
+}
+
+void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const noexcept {
+    std::uint64_t v;
+    l = settle(l, from, v);
+    for (;;) {
+        const leaf* next = l->next.load(std::memory_order_acquire);
+        const permutation perm(l->perm.load(std::memory_order_acquire));
+        const unsigned n = perm.size();
+        unsigned count = 0;
+        for (unsigned p = 0; p < n; ++p) {
+            const unsigned slot = perm[p];
+            const std::uint64_t k = l->keys[slot].load(std::memory_order_acquire);
+            if (k < from) continue;
+            out.keys[count] = k;
+            out.values[count] = l->value(slot).load(std::memory_order_acquire);
+            ++count;
+        }
+        if (!l->version.has_changed(v)) {  // the copy, and `next`, are one state of the leaf
+            out.count = count;
+            out.next = next;
+            return;
+        }
+        l = settle(l, from, v);
+    }
+}
+
+tree::shape tree::describe() const {
+    shape s;
+    const node_base* n = root_.load(std::memory_order_acquire);
+    while (!n->is_leaf()) {
+        ++s.height;
+        n = as_interior(n)->children[0].load(std::memory_order_acquire);
+    }
+    ++s.height;
+    for (const leaf* l = as_leaf(n); l != nullptr; l = l->next.load(std::memory_order_acquire)) ++s.leaves;
+    // interior nodes: count level by level from the root down, through the children arrays
+    struct walker {
+        static std::size_t count(const node_base* n) {
+            if (n->is_leaf()) return 0;
+            const interior* in = as_interior(n);
+            std::size_t c = 1;
+            const std::uint64_t k = in->nkeys.load(std::memory_order_acquire);
+            for (std::uint64_t i = 0; i <= k; ++i) c += count(in->children[i].load(std::memory_order_acquire));
+            return c;
+        }
+    };
+    s.interiors = walker::count(root_.load(std::memory_order_acquire));
+    return s;
+}
+
+}  // namespace ferrite::index

@@ -1,0 +1,104 @@
+// src/index/tree_write.cpp: the index's writers that change one leaf (tree.hpp, [MASSTREE]
+// inserts and removes): insert_or_assign, insert and erase under the leaf's lock, and the tree's
+// life (construction; destruction frees every node, since none is freed before).
+#include <cstdint>
+#include <new>
+
+#include "ferrite/index/tree.hpp"
+
+namespace ferrite::index {
+namespace {
+
+void free_subtree(node_base* n) noexcept {
+    if (n->is_leaf()) {
+        delete static_cast<leaf*>(n);
+        return;
+    }
+    auto* in = static_cast<interior*>(n);
+    const std::uint64_t k = in->nkeys.load(std::memory_order_relaxed);
+    for (std::uint64_t i = 0; i <= k; ++i) free_subtree(in->children[i].load(std::memory_order_relaxed));
+    delete in;
+}
+
+// The position of the first live key >= key in the locked leaf l, and whether it equals key.
+unsigned position_of(const leaf* l, permutation perm, std::uint64_t key, bool& equal) noexcept {
+    const unsigned n = perm.size();
+    for (unsigned p = 0; p < n; ++p) {
+        const std::uint64_t k = l->keys[perm[p]].load(std::memory_order_relaxed);
+        if (k >= key) {
+            equal = k == key;
+            return p;
+        }
+    }
+    equal = false;
+    return n;
+}
+
+}  // namespace
+
+tree::tree() : root_(new leaf(node_version::root_bit, 0)) {}
+
+tree::~tree() { free_subtree(root_.load(std::memory_order_relaxed)); }
+
+leaf* tree::lock_leaf(std::uint64_t key) noexcept {
+    std::uint64_t v;
+    auto* l = const_cast<leaf*>(find_leaf(key, v));
+    l->version.lock();
+    // Under l's lock its `next` cannot change (only l's split changes it), and low keys never
+    // change: the key belongs to l unless it is >= the next leaf's low key.
+    for (;;) {
+        leaf* next = l->next.load(std::memory_order_acquire);
+        if (next == nullptr || key < next->low_key) return l;
+        l->version.unlock();
+        l = next;
+        l->version.lock();
+    }
+}
+
+bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
+    leaf* l = lock_leaf(key);
+    permutation perm(l->perm.load(std::memory_order_relaxed));
+    bool equal = false;
+    const unsigned p = position_of(l, perm, key, equal);
+    if (equal) {  // LP: the value's store (a reader sees the old or the new value, both whole)
+        if (assign) l->value(perm[p]).store(value, std::memory_order_release);
+        l->version.unlock();
+        return false;
+    }
+    if (perm.size() == leaf::width) {
+        split_and_insert(l, p, key, value);  // unlocks
+        return true;
+    }
+    const unsigned slot = perm.back();
+    if (l->modstate == leaf::modstate_remove) {
+        // The free slot may have been freed by an erase that a reader's copy of the
+        // permutation predates: that reader could read this slot's new key in its old
+        // position. Marking the version makes it retry ([MASSTREE]'s removes).
+        l->version.mark_insert();
+        l->modstate = leaf::modstate_insert;
+    }
+    l->keys[slot].store(key, std::memory_order_release);
+    l->value(slot).store(value, std::memory_order_release);
+    perm.insert_from_back(p);
+    l->perm.store(perm.value(), std::memory_order_release);  // LP: the key set's one store
+    l->version.unlock();
+    return true;
+}
+
+bool tree::erase(std::uint64_t key) noexcept {
+    leaf* l = lock_leaf(key);
+    permutation perm(l->perm.load(std::memory_order_relaxed));
+    bool equal = false;
+    const unsigned p = position_of(l, perm, key, equal);
+    if (!equal) {
+        l->version.unlock();
+        return false;
+    }
+    perm.remove(p);
+    l->perm.store(perm.value(), std::memory_order_release);  // LP
+    l->modstate = leaf::modstate_remove;
+    l->version.unlock();
+    return true;
+}
+
+}  // namespace ferrite::index
