@@ -10,12 +10,12 @@
 //   4. reserve, then the remaining pushes: the array grows if needed (REPLACE, below), the
 //      state record the larger epoch does not name gets {size + n, redo = n, the n values}
 //      and, stored last, epoch + 1, pwb of its line; the values are written after `size`
-//      (non-temporal stores, or stores + pwb); ONE pfence (PP: the pushes are durable). More pushes than the record's redo room (vector_redo_room: 5 elements of 8
+//      with stores + pwb; ONE pfence (PP: the pushes are durable). More pushes than the record's redo room (vector_redo_room: 5 elements of 8
 //      bytes) put a pfence between the values and a record without redo (two fences);
 //   5. the remaining pops: a record {max(0, size - n), redo 0}, epoch last, pwb, pfence
 //      (PP), elements handed out.
-// A pass of pushes or of pops costs one pfence (two past the redo room); eliminated pairs
-// cost nothing. The thesis (and format 1 of this file) ordered the values before `size`
+// A pass of pushes or of pops costs one pfence (two past the redo room, whose values go by
+// non-temporal stores, or stores + pwb: the no-nt ablation); eliminated pairs cost nothing. The thesis (and format 1 of this file) ordered the values before `size`
 // with a fence of their own: 1.5 pfences per operation at one thread on push-pop.
 //
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol): allocate the new
@@ -30,7 +30,10 @@
 // distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
 // rule at recovery, Alg 5.10, whose extracted loop bound is wrong: the undo log makes
 // overlapping swaps trivially right); swaps beyond the log's capacity are served in
-// chunks. A push or reserve that cannot grow the array fails without changing anything and
+// chunks. A pass whose pushes fit the state record writes them with plain stores + pwb,
+// not the thesis's NT stores: the element lines stay cached for the pops that read them next,
+// and on the project's VM movnti + sfence cost a 1-thread push-pop about a quarter of its
+// throughput (docs/results.md, "One fence per pass"). A push or reserve that cannot grow the array fails without changing anything and
 // its caller gets the reason: the heap's exception (std::bad_alloc / ferrite::out_of_memory
 // when exhausted, confirm_table_full, usage_error for a heap left unrecovered), or
 // ferrite::out_of_memory when the byte count would overflow, travels in the response
@@ -369,7 +372,8 @@ private:
         T* const at = data() + size;
         if (n <= redo_room && opts_.one_fence) {
             write_state(size + n, pushes.first(n));  // LP of the pushes; the record carries their values
-            vector_store_elements(at, values_.data(), n * sizeof(T), opts_.nt_stores);  // PP: durable
+            // Plain stores + pwb: the next pops read these lines (an NT store would evict them).
+            vector_store_elements(at, values_.data(), n * sizeof(T), false);  // PP: the pushes are durable
         } else {
             vector_store_elements(at, values_.data(), n * sizeof(T), opts_.nt_stores);  // before a record names them
             write_state(size + n, {});  // LP of the pushes

@@ -97,7 +97,7 @@ inline void vector_replay_redo(const pmem::pool_ref& pool, vector_header* h) noe
     const auto& st = h->state[vector_current(*h)];
     if (st.redo == 0) return;
     auto* element = pool.base() + h->data + (st.size - st.redo) * h->element_size;
-    vector_store_elements(element, st.redo_values, st.redo * h->element_size, true);
+    vector_store_elements(element, st.redo_values, st.redo * h->element_size, false);
 }
 
 // After a REPLACE: the tag goes back to nop without a write-back. A REPLACE left in the
