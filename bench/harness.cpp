@@ -576,6 +576,10 @@ std::optional<subject_options> ablation_from_string(std::string_view name) noexc
         o.tid_claims = false;
         return o;
     }
+    if (name == "two-fence") {  // PFC vector/stack: pushes ordered by a fence of their own (format 1's protocol)
+        o.one_fence = false;
+        return o;
+    }
     if (name == "no-nt-no-futex") {
         o.nt_stores = false;
         o.futex_wait = false;
@@ -590,6 +594,7 @@ std::string ablation_name(const subject_options& o) {
     if (!o.futex_wait) s += s.empty() ? "no-futex" : "-no-futex";
     if (!o.elimination) s += s.empty() ? "no-elimination" : "-no-elimination";
     if (!o.tid_claims) s += s.empty() ? "no-tid-claims" : "-no-tid-claims";
+    if (!o.one_fence) s += s.empty() ? "two-fence" : "-two-fence";
     return s.empty() ? "none" : s;
 }
 

@@ -4,6 +4,7 @@
 #include "bench/baselines/baselines.hpp"
 #include "bench/baselines/map_baselines.hpp"
 #include "bench/baselines/set_baselines.hpp"
+#include "bench/calibration/fence_floor.hpp"
 #include "bench/containers/vector_subjects.hpp"
 #include "bench/containers/pfc_subjects.hpp"
 #include "bench/containers/dfc_subjects.hpp"
@@ -21,6 +22,8 @@ void register_builtin_subjects(std::vector<subject_kind>& out) {
     register_set_subjects(out);  // keyed: the durable sets (bench/sets/)
     register_tree_subjects(out);  // keyed: the B+-trees of issue 19 (bench/trees/)
     register_index_subjects(out);  // keyed: the ordered index of issue 21 (bench/index/)
+    // Calibration (bench/calibration/): the fence floor, the one-fence limit of a pass.
+    register_fence_floor_subjects(out);
     // Baselines (bench/baselines/):
     register_pmdk_subjects(out);
     register_map_baselines(out);  // keyed: map-mutex, ordered-map-mutex

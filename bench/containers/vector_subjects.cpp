@@ -8,7 +8,8 @@
 //   vector-volatile-pfc  PFC over the same DRAM vector: what stack-pfc (the PFC engine over
 //                    this core) could reach if persisting cost nothing
 // Ablations (--ablation): no-nt = plain stores + pwb instead of NT stores; no-futex = the
-// engines' pure-spin waiting. Each subject builds its pool (64 MiB, a 48 MiB buddy heap) in
+// engines' pure-spin waiting; two-fence = pushes with a fence between the values and the state
+// record (the protocol before format 2). Each subject builds its pool (64 MiB, a 48 MiB buddy heap) in
 // the configured pool directory and removes it when destroyed (scratch_pool.hpp).
 #include <unistd.h>
 
@@ -36,6 +37,7 @@ c::vector_options vector_options_of(const subject_options& o) {
     c::vector_options v;
     v.nt_stores = o.nt_stores;
     v.elimination = o.elimination;
+    v.one_fence = o.one_fence;
     return v;
 }
 

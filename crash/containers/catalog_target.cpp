@@ -206,7 +206,7 @@ private:
             case shape::stack: {  // a stack is stored as a vector
                 const auto* h = containers::vector_header_at(image, anchor);
                 const auto* data = reinterpret_cast<const std::uint64_t*>(image.base() + h->data);
-                return {data, data + std::min<std::uint64_t>(h->size, 3)};
+                return {data, data + std::min<std::uint64_t>(containers::vector_size(*h), 3)};
             }
             case shape::queue:
             case shape::deque: {  // a queue is stored as a deque

@@ -21,7 +21,7 @@ void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, const alloc::d
 
 std::string describe(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, const alloc::directory_entry& e) {
     const auto& h = validate_vector(pool, heap, e.anchor);
-    return std::to_string(h.size) + " elements, capacity " + std::to_string(h.capacity);
+    return std::to_string(vector_size(h)) + " elements, capacity " + std::to_string(h.capacity);
 }
 
 }  // namespace

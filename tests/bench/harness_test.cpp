@@ -209,7 +209,7 @@ TEST(BenchHarness, AWorkerFailureIsRethrownAfterAllWorkersJoin) {
 }
 
 TEST(BenchHarness, AblationNamesRoundTrip) {
-    for (const char* n : {"none", "no-nt", "no-futex", "no-nt-no-futex", "no-elimination", "no-tid-claims"}) {
+    for (const char* n : {"none", "no-nt", "no-futex", "no-nt-no-futex", "no-elimination", "no-tid-claims", "two-fence"}) {
         const auto o = fb::ablation_from_string(n);
         ASSERT_TRUE(o) << n;
         EXPECT_EQ(fb::ablation_name(*o), n);

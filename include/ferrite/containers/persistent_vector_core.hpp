@@ -8,10 +8,15 @@
 //      written back, one pfence, the log is cleared (tag = NOP);
 //   3. push/pop pairs are eliminated: the pop returns the pushed value, memory is untouched;
 //   4. reserve, then the remaining pushes: the array grows if needed (REPLACE, below), the
-//      values are written after `size` (non-temporal stores, or stores + pwb), ONE pfence,
-//      then size := size + n, pwb, pfence (PP: the pushes are durable);
-//   5. the remaining pops: size := max(0, size - n), pwb, pfence (PP), elements handed out.
-// A batch of pushes costs one fence pair however large it is; eliminated pairs cost nothing.
+//      state record the larger epoch does not name gets {size + n, redo = n, the n values}
+//      and, stored last, epoch + 1, pwb of its line; the values are written after `size`
+//      with stores + pwb; ONE pfence (PP: the pushes are durable). More pushes than the record's redo room (vector_redo_room: 5 elements of 8
+//      bytes) put a pfence between the values and a record without redo (two fences);
+//   5. the remaining pops: a record {max(0, size - n), redo 0}, epoch last, pwb, pfence
+//      (PP), elements handed out.
+// A pass of pushes or of pops costs one pfence (two past the redo room, whose values go by
+// non-temporal stores, or stores + pwb: the no-nt ablation); eliminated pairs cost nothing. The thesis (and format 1 of this file) ordered the values before `size`
+// with a fence of their own: 1.5 pfences per operation at one thread on push-pop.
 //
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol): allocate the new
 // array, copy, pfence; log {new data, new capacity} and tag = REPLACE in one line, pwb,
@@ -25,7 +30,10 @@
 // distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
 // rule at recovery, Alg 5.10, whose extracted loop bound is wrong: the undo log makes
 // overlapping swaps trivially right); swaps beyond the log's capacity are served in
-// chunks. A push or reserve that cannot grow the array fails without changing anything and
+// chunks. A pass whose pushes fit the state record writes them with plain stores + pwb,
+// not the thesis's NT stores: the element lines stay cached for the pops that read them next,
+// and on the project's VM movnti + sfence cost a 1-thread push-pop about a quarter of its
+// throughput (docs/results.md, "One fence per pass"). A push or reserve that cannot grow the array fails without changing anything and
 // its caller gets the reason: the heap's exception (std::bad_alloc / ferrite::out_of_memory
 // when exhausted, confirm_table_full, usage_error for a heap left unrecovered), or
 // ferrite::out_of_memory when the byte count would overflow, travels in the response
@@ -34,6 +42,24 @@
 // growth fails before its first write (allocate throws before anything is copied or logged),
 // so the vector and the heap are as they were: crash consistency is the successful growth's.
 // NT stores can be switched off (ablation).
+//
+// The state records (vector_layout.hpp; after the PBcomb state copies of Fatourou,
+// Kallimanis and Kosmas, PPoPP 2022, but with no index to flip: the epoch inside the record
+// is its own commit point, stores to one line persisting in program order). A pass writes
+// the record that is not the state, epoch last. After a crash before the pass's pfence the
+// new record is on the media either whole (its epoch persisted, so did every earlier store
+// to its line) or with its old, smaller epoch: the other record, untouched by this pass and
+// made durable by the previous pass's pfence, is the state, and the array below its size is
+// as that pass left it (a pass writes only at and above the size it starts from; swaps,
+// which write below, commit a record without redo first, below). With the new record the
+// state, its redo values are the pushes' elements whether or not their NT stores reached
+// the array: recovery copies them (vector_replay_redo). A record's redo is needed only
+// until the array's copy is durable: the pass's own pfence does that, and the record is
+// overwritten two passes later. Swaps: a swap chunk whose state record holds redo values
+// first writes a record {size, redo 0} (pwb, ordered by the chunk's first pfence), so a
+// recovery never copies stale pushes over swapped elements. Growth: recovery finishes an
+// interrupted REPLACE before the replay, into the array that is then installed (its copy
+// was taken after the pass that wrote the record had made its values durable).
 //
 // Crash consistency. Persistent: the header (vector_layout.hpp) and the array. Recovery,
 // after the heap's own recover() and before its finish_recovery():
@@ -45,8 +71,9 @@
 //   tag = REPLACE: if the array is not yet the logged one, confirm_replacement(new, old)
 //     (idempotent), install it (pwb, pfence); tag = NOP (no write-back: a repeated
 //     recovery finds the logged array installed and does nothing); confirm the deallocation.
-// Pushes and pops need no recovery: `size` is their commit point, and elements beyond it
-// are never read.
+//   then the state record's redo values are copied into the array (pwb, pfence).
+// Pops need no recovery: the state record is their commit point, and elements beyond its
+// size are never read.
 //
 // Validation: the media is not trusted. open() and recover() first run validate_vector
 // (vector_recovery.hpp: every header word in its domain, the array and any REPLACE target
@@ -58,6 +85,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -80,6 +108,9 @@ namespace ferrite::containers {
 struct vector_options {
     bool nt_stores = true;    // non-temporal stores for pushed values and log entries
     bool elimination = true;  // push/pop elimination inside a pass
+    // Pushes that fit a state record's redo room commit with one pfence; false: always a
+    // pfence between the values and a record without redo (format 1's two fences: ablation).
+    bool one_fence = true;
 };
 
 // Heap requirements (alloc::buddy_heap satisfies them): allocate(bytes) -> void* (throws
@@ -114,6 +145,7 @@ public:
         auto* h = static_cast<vector_header*>(heap.allocate(vector_block_bytes<T>(swap_log_capacity)));
         std::memset(h, 0, sizeof(vector_header));
         h->magic = vector_magic;
+        h->state[0].epoch = 1;  // the state: size 0
         h->element_size = sizeof(T);
         h->element_align = alignof(T);
         h->swap_log_capacity = swap_log_capacity;
@@ -159,10 +191,10 @@ public:
         for (auto* s : batch) {
             auto& r = s->response;
             switch (s->request.op) {
-                case vector_op::size: r = {true, {}, h_->size}; trace_.applied(s->request, r); break;
+                case vector_op::size: r = {true, {}, size()}; trace_.applied(s->request, r); break;
                 case vector_op::capacity: r = {true, {}, h_->capacity}; trace_.applied(s->request, r); break;
                 case vector_op::get:
-                    r = {s->request.a < h_->size, {}, 0};
+                    r = {s->request.a < size(), {}, 0};
                     if (r.ok) r.value = data()[s->request.a];
                     trace_.applied(s->request, r);
                     break;
@@ -190,7 +222,7 @@ public:
     }
 
     // Sequential view (single-threaded use, e.g. after recovery).
-    std::uint64_t size() const noexcept { return h_->size; }
+    std::uint64_t size() const noexcept { return vector_size(*h_); }
     std::uint64_t capacity() const noexcept { return h_->capacity; }
     const T* data() const noexcept { return array(pool_, h_); }
     T* data() noexcept { return array(pool_, h_); }
@@ -234,7 +266,7 @@ private:
             const std::size_t end = std::min(swaps_.size(), next + std::max<std::size_t>(room, 1));
             auto* entries = log_entries(h_);
             std::uint64_t logged = 0;
-            const auto size = h_->size;
+            const auto size = this->size();
             T* d = data();
             auto log_index = [&](std::uint64_t i) {
                 for (std::uint64_t k = 0; k < logged; ++k)
@@ -247,7 +279,9 @@ private:
                 if (rq.a < size && rq.b < size) log_index(rq.a), log_index(rq.b);
             }
             if (logged > 0) {
-                pmem::pfence();  // PP: the undo entries are durable before the tag names them
+                // Stale redo values would be copied over the swapped elements at recovery.
+                if (h_->state[vector_current(*h_)].redo != 0) write_state(size, {});
+                pmem::pfence();  // PP: the undo entries (and the record) are durable before the tag names them
                 h_->log_entries = logged;
                 h_->log_tag = vector_log_tag::swap;  // same line as the count: persists no earlier
                 pmem::pwb(&h_->log_tag);
@@ -292,7 +326,7 @@ private:
         } catch (...) {  // nothing written yet: the vector and the heap are unchanged
             return std::current_exception();
         }
-        if (h_->size > 0) store(fresh, data(), h_->size * sizeof(T));
+        if (size() > 0) store(fresh, data(), size() * sizeof(T));
         pmem::pfence();  // PP: the copy is durable before the log names it
         h_->replace_data = offset_of(pool_, fresh);
         h_->replace_capacity = cap;
@@ -325,7 +359,7 @@ private:
 
     void apply_pushes(std::span<slot_type*> pushes) noexcept {
         if (pushes.empty()) return;
-        const auto size = h_->size;
+        const auto size = this->size();
         std::size_t n = pushes.size();
         const std::exception_ptr failed = grow(size + n);
         if (failed) n = h_->capacity > size ? h_->capacity - size : 0;  // push what fits
@@ -333,17 +367,23 @@ private:
             pushes[i]->response = {i < n, {}, 0, i < n ? nullptr : failed};
             trace_.applied(pushes[i]->request, pushes[i]->response);
         }
-        T* d = data();
-        for (std::size_t i = 0; i < n; ++i) store(&d[size + i], &pushes[i]->request.value, sizeof(T));
-        pmem::pfence();  // PP: the values are durable before size names them
-        h_->size = size + n;  // LP of the pushes
-        pmem::pwb(&h_->size);
-        pmem::pfence();  // PP: the pushes are durable
+        values_.clear();
+        for (std::size_t i = 0; i < n; ++i) values_.push_back(pushes[i]->request.value);
+        T* const at = data() + size;
+        if (n <= redo_room && opts_.one_fence) {
+            write_state(size + n, pushes.first(n));  // LP of the pushes; the record carries their values
+            // Plain stores + pwb: the next pops read these lines (an NT store would evict them).
+            vector_store_elements(at, values_.data(), n * sizeof(T), false);  // PP: the pushes are durable
+        } else {
+            vector_store_elements(at, values_.data(), n * sizeof(T), opts_.nt_stores);  // before a record names them
+            write_state(size + n, {});  // LP of the pushes
+            pmem::pfence();  // PP: the pushes are durable
+        }
     }
 
     void apply_pops(std::span<slot_type*> pops) noexcept {
         if (pops.empty()) return;
-        const auto size = h_->size;
+        const auto size = this->size();
         const auto n = std::min<std::uint64_t>(size, pops.size());
         const T* d = data();
         for (std::size_t i = 0; i < pops.size(); ++i) {
@@ -351,10 +391,26 @@ private:
             if (i < n) pops[i]->response.value = d[size - 1 - i];
             trace_.applied(pops[i]->request, pops[i]->response);
         }
-        h_->size = size - n;  // LP of the pops
-        pmem::pwb(&h_->size);
+        write_state(size - n, {});  // LP of the pops
         pmem::pfence();  // PP: the pops are durable
     }
+
+    // Write the state record that is not the state: {size, redo = the pushes' values}, then,
+    // in the same line and stored last, the next epoch; pwb. The caller's pfence commits it.
+    void write_state(std::uint64_t size, std::span<slot_type* const> redo) noexcept {
+        const auto cur = vector_current(*h_);
+        auto& next = h_->state[1 - cur];
+        next.size = size;
+        next.redo = redo.size();
+        for (std::size_t i = 0; i < redo.size(); ++i)
+            std::memcpy(next.redo_values + i * sizeof(T), &redo[i]->request.value, sizeof(T));
+        // Stored after the rest of the line: the epoch persists no earlier than the record.
+        std::atomic_signal_fence(std::memory_order_release);
+        next.epoch = h_->state[cur].epoch + 1;  // commit point once durable
+        pmem::pwb(&next);
+    }
+
+    static constexpr std::uint64_t redo_room = vector_redo_room(sizeof(T), alignof(T));
 
     pmem::pool_ref pool_;
     Heap* heap_;
@@ -362,6 +418,7 @@ private:
     vector_options opts_;
     Trace trace_;
     std::vector<slot_type*> pushes_, pops_, swaps_;  // combiner's scratch
+    std::vector<T> values_;
 };
 
 }  // namespace ferrite::containers

@@ -5,8 +5,9 @@
 // Algorithm: PFC (PFC thesis, Stuttgart 2025, ch. 5); the thesis's push-pop benchmark *is* a
 // stack workload on its vector, so the stack inherits everything from the vector core:
 // push/pop elimination inside a combining pass (a matched pair never touches persistent
-// memory), one fence pair per batch of pushes, one pfence per batch of pops, growth through
-// the heap's confirm protocol. The guarantee is durable linearizability, not detectability.
+// memory), one pfence per batch of pushes (up to 5 of 8 bytes: their values ride in the
+// state record; two past that) and per batch of pops, growth through the heap's confirm
+// protocol. The guarantee is durable linearizability, not detectability.
 //
 // Differences from a plain ferrite::vector: the engine drives a thin wrapper (stack_core)
 // that adds one request, top, answered from the state at the start of the pass like the

@@ -3,8 +3,9 @@
 //
 // Every operation is a request to a flat-combining engine (ferrite/combining): one thread at a
 // time, the combiner, serves the pending requests of all threads as one batch on the
-// persistent vector (persistent_vector_core.hpp: elimination, one fence pair per batch of
-// pushes, swap undo log, growth through the heap with the confirm protocol). An operation
+// persistent vector (persistent_vector_core.hpp: elimination, one pfence per batch of pushes
+// or pops through two state records, swap undo log, growth through the heap with the confirm
+// protocol). An operation
 // that returned is durable; after a crash, recover() brings the vector back to a state that
 // contains every returned operation and each interrupted one entirely or not at all.
 //

@@ -1,18 +1,28 @@
-// ferrite/containers/vector_layout.hpp: the on-media layout of a persistent vector.
+// ferrite/containers/vector_layout.hpp: the on-media layout of a persistent vector (format 2).
 //
 // A vector is one header block in the pool (allocated from the pool's heap) plus an element
 // array (also from the heap, replaced when the vector grows). Offsets are pool offsets, so
-// the pool may map anywhere. Four lines, each written by one kind of step:
+// the pool may map anywhere. Five lines, each written by one kind of step:
 //
 //   line 0  identity: magic, element size and alignment, swap-log capacity (written at create)
 //   line 1  array:    data offset, capacity                              (REPLACE installs)
-//   line 2  size                                                         (push/pop commit)
-//   line 3  log control: tag (nop / swap / replace), swap entry count,
+//   line 2  state record 0: epoch, size, redo count, redo values          (pass commit)
+//   line 3  state record 1: the same                                      (pass commit)
+//   line 4  log control: tag (nop / swap / replace), swap entry count,
 //           replace target {data, capacity}                             (log commit points)
-//   line 4+ swap undo entries: {index, original element}, 8-byte aligned
+//   line 5+ swap undo entries: {index, original element}, 8-byte aligned
 //
 // Putting the log's payload fields in the same line as its tag lets one pwb + pfence commit
 // them together (stores to one line persist in order: the tag can only persist with them).
+// The same rule makes a state record self-validating: a pass writes the record that does
+// NOT hold the larger epoch, its epoch stored last, so an epoch on the media names a
+// complete record, and the record with the larger epoch is the vector's state. Its redo
+// values (up to vector_redo_room elements: 40 bytes) are the elements that pass pushed, last
+// at size - 1: recovery copies them into the array, so a pass whose pushes fit the record
+// needs no fence between its values and its size (persistent_vector_core.hpp).
+//
+// Format 1 (magic "Fvector1") had one size word in line 2 and the log in line 3; it is
+// refused with a message that names the format (vector_recovery.hpp).
 #pragma once
 
 #include <cstddef>
@@ -20,7 +30,28 @@
 
 namespace ferrite::containers {
 
-inline constexpr std::uint64_t vector_magic = 0x3172'6f74'6365'7646ull;  // "Fvector1"
+inline constexpr std::uint64_t vector_magic = 0x3272'6f74'6365'7646ull;     // "Fvector2"
+inline constexpr std::uint64_t vector_magic_v1 = 0x3172'6f74'6365'7646ull;  // "Fvector1": refused
+inline constexpr std::uint64_t vector_format = 2;
+
+// Redo values a state record holds: 40 bytes of elements of `size` bytes aligned to `align`
+// (none for elements aligned beyond 8 bytes). Computed from the header, so recovery needs no T.
+inline constexpr std::size_t vector_redo_bytes = 40;
+constexpr std::uint64_t vector_redo_room(std::uint64_t size, std::uint64_t align) {
+    return align > 8 || size == 0 ? 0 : vector_redo_bytes / size;
+}
+
+// Epochs from here on are refused as damage (a pass adds one: 2^63 passes are centuries).
+inline constexpr std::uint64_t vector_epoch_limit = std::uint64_t{1} << 63;
+
+// One state record: a cache line of its own.
+struct alignas(64) vector_state {
+    std::uint64_t epoch;  // stored last; the record with the larger epoch is the state
+    std::uint64_t size;   // elements
+    std::uint64_t redo;   // redo values in use: the elements at [size - redo, size)
+    alignas(8) std::byte redo_values[vector_redo_bytes];
+};
+static_assert(sizeof(vector_state) == 64);
 
 enum class vector_log_tag : std::uint64_t { nop = 0, swap = 1, replace = 2 };
 
@@ -34,15 +65,19 @@ struct alignas(64) vector_header {
     // line 1
     alignas(64) std::uint64_t data;   // pool offset of the elements, 0 = none
     std::uint64_t capacity;           // elements
-    // line 2
-    alignas(64) std::uint64_t size;
-    // line 3
+    // lines 2, 3
+    vector_state state[2];
+    // line 4
     alignas(64) vector_log_tag log_tag;
     std::uint64_t log_entries;        // swap: undo entries in use
     std::uint64_t replace_data;       // replace: the new array
     std::uint64_t replace_capacity;
 };
-static_assert(sizeof(vector_header) == 256);
+static_assert(sizeof(vector_header) == 320);
+
+// The committed state record: the one with the larger epoch (create() writes epochs 1 and 0).
+inline std::uint64_t vector_current(const vector_header& h) noexcept { return h.state[1].epoch > h.state[0].epoch ? 1 : 0; }
+inline std::uint64_t vector_size(const vector_header& h) noexcept { return h.state[vector_current(h)].size; }
 
 // One swap undo entry for elements of T: the index and the element before the batch.
 template <class T>

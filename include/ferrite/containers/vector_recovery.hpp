@@ -15,7 +15,8 @@
 // will read before its first store, including the heap states its confirm calls need, so
 // none of them can throw half way). Checked, in this order:
 //   identity: the anchor is a 64-byte aligned offset with the header inside the pool; magic
-//     (the format version is its last byte); element size in [1, pool size]; alignment a
+//     (the format version is its last byte: a format-1 vector is refused with pool_error
+//     wrong_version, not as damage); element size in [1, pool size]; alignment a
 //     power of two dividing the size (so the undo entries' layout cannot overflow); both as
 //     the caller's type asks, when it names one;
 //   the header's block: a heap block the vector keeps (live, or allocation pending: create()
@@ -25,14 +26,18 @@
 //   the array: data = 0 exactly when capacity = 0; otherwise a heap block other than the
 //     header's, kept (or, under an uninstalled REPLACE, live or deallocation pending: the
 //     old array), whose usable bytes hold capacity x element size (overflow checked) inside
-//     the pool; size <= capacity;
+//     the pool;
+//   the state records: their epochs differ (the larger one names the state, and is below
+//     2^63, so the next pass's epoch cannot wrap); in that record size <= capacity and redo <= min(size, vector_redo_room) (the other record is never
+//     read: a pass may have left it torn);
 //   REPLACE (tag = replace): replace_capacity >= capacity and >= size, replace_data a kept
 //     heap block other than the header's that holds it; if not yet installed (data differs),
 //     the pair of states a growth leaves: old live with new allocation pending (before
 //     confirm_replacement), or old deallocation pending with new live (after). A crash may
 //     leave data installed but not capacity (one line, stores in order), so with data equal
 //     to replace_data the capacity may be the old one (even 0);
-//   SWAP (tag = swap): log_entries <= swap_log_capacity, and every logged index < size (the
+//   SWAP (tag = swap): the state record holds no redo values, log_entries <=
+//     swap_log_capacity, and every logged index < size (the
 //     swaps of a pass touch elements below the size, which no step of that pass changes
 //     before the log is cleared durably).
 // Words the tag does not name (a stale entry count or REPLACE target) are never read, so not
@@ -40,6 +45,7 @@
 // size). vector_owned_blocks() lists the blocks for the catalog to prove them disjoint.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -67,6 +73,33 @@ inline void vector_clear_log(vector_header* h) noexcept {
                      // durable first)
 }
 
+// Store `bytes` of elements at `dst` (NT stores, or stores + pwb: the no-nt ablation) and
+// order them, with every write-back the caller queued before, by one pfence. A push pass's
+// values with their state record, and recovery's copy of the redo values, share it.
+inline void vector_store_elements(void* dst, const void* src, std::size_t bytes, bool nt) noexcept {
+    if (nt) {
+        pmem::nt_memcpy(dst, src, bytes);
+    } else {
+        std::memcpy(dst, src, bytes);
+        pmem::pwb_range(dst, bytes);
+    }
+    pmem::pfence();  // PP: the elements (and the caller's queued lines) are durable
+}
+
+// Recovery: copy the committed state record's redo values into the array, at [size - redo,
+// size) (validated: redo <= size <= capacity). The pass that wrote the record may have
+// crashed before its values reached the array; if it did not, the copy rewrites equal bytes.
+// Durable before recovery returns: the record stays the state only until the second pass
+// after recovery overwrites it, and from then on only the array holds those elements. (No
+// crash point of the simulator lies two passes after a recovery, so mutation testing cannot
+// see this write-back on its own: it is vector_store_elements', which the push pass kills.)
+inline void vector_replay_redo(const pmem::pool_ref& pool, vector_header* h) noexcept {
+    const auto& st = h->state[vector_current(*h)];
+    if (st.redo == 0) return;
+    auto* element = pool.base() + h->data + (st.size - st.redo) * h->element_size;
+    vector_store_elements(element, st.redo_values, st.redo * h->element_size, false);
+}
+
 // After a REPLACE: the tag goes back to nop without a write-back. A REPLACE left in the
 // media whose target is installed does nothing at recovery, and the next log commit (swap
 // or REPLACE) rewrites the line with its payload before its tag; flush mutation testing of
@@ -86,9 +119,16 @@ struct element_shape {
 // damaged_pool for the rest.
 inline vector_header* vector_header_at(const pmem::pool_ref& pool, std::uint64_t anchor) {
     auto* h = header_in_pool<vector_header>(pool, "vector", anchor);
+    if (h->magic == vector_magic_v1)
+        throw pool_error(pool_errc::wrong_version,
+                         "vector: header at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
+                             "' is a ferrite vector of format 1 (one size word, two fences per push pass); this "
+                             "build reads format 2 (two state records, one fence per pass) and does not convert "
+                             "it: read the elements with the ferrite release that wrote the pool and push them "
+                             "into a new vector");
     if (h->magic != vector_magic)
         header_check(pool, "vector", anchor)
-            .fail("magic", h->magic, "is not a ferrite vector's (format 1)",
+            .fail("magic", h->magic, "is not a ferrite vector's (format 2)",
                   "check the anchor; if it is right, restore the pool from a copy");
     return h;
 }
@@ -135,7 +175,18 @@ const vector_header& validate_vector(const pmem::pool_ref& pool, const Heap& hea
                                          : kept_states;
         old_state = c.block(heap, "data", h.data, allowed, "capacity", h.capacity, esz);
     }
-    if (h.size > h.capacity) c.fail("size", h.size, "exceeds the capacity " + std::to_string(h.capacity));
+    if (h.state[0].epoch == h.state[1].epoch)
+        c.fail("state[1].epoch", h.state[1].epoch, "equals state[0].epoch (no pass writes two records with one epoch)");
+    const auto cur = vector_current(h);
+    const auto& st = h.state[cur];
+    const std::string rec = "state[" + std::to_string(cur) + "]";
+    if (st.epoch >= vector_epoch_limit)  // the next pass's epoch + 1 must not wrap to the other record's
+        c.fail(rec + ".epoch", st.epoch, "is 2^63 or more (no vector makes that many passes)");
+    if (st.size > h.capacity) c.fail(rec + ".size", st.size, "exceeds the capacity " + std::to_string(h.capacity));
+    if (st.redo > std::min(st.size, vector_redo_room(esz, align)))
+        c.fail(rec + ".redo", st.redo,
+               "exceeds the size " + std::to_string(st.size) + " or the record's room of " +
+                   std::to_string(vector_redo_room(esz, align)) + " elements");
 
     if (replacing) {
         const auto rcap = h.replace_capacity;
@@ -153,15 +204,17 @@ const vector_header& validate_vector(const pmem::pool_ref& pool, const Heap& hea
     }
 
     if (tag == vector_log_tag::swap) {
+        if (st.redo != 0)  // a swap pass commits a record without redo before its log
+            c.fail(rec + ".redo", st.redo, "is not 0 under a committed swap log");
         if (h.log_entries > h.swap_log_capacity)
             c.fail("log_entries", h.log_entries, "exceeds swap_log_capacity " + std::to_string(h.swap_log_capacity));
         const auto* entries = reinterpret_cast<const std::byte*>(&h) + sizeof(vector_header);
         for (std::uint64_t i = 0; i < h.log_entries; ++i) {
             std::uint64_t index;
             std::memcpy(&index, entries + i * layout.stride, sizeof index);
-            if (index >= h.size)
+            if (index >= st.size)
                 c.fail("the index of swap undo entry " + std::to_string(i), index,
-                       "is not below the size " + std::to_string(h.size));
+                       "is not below the size " + std::to_string(st.size));
         }
     }
     return h;
@@ -218,6 +271,7 @@ void recover_vector(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor
         vector_drop_replace_log(h);
         if (old != 0 && old != h->data) heap.confirm_deallocation(pool.base() + old);
     }
+    vector_replay_redo(pool, h);
 }
 
 }  // namespace ferrite::containers

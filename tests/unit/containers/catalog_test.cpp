@@ -160,7 +160,8 @@ TEST_F(CatalogTest, RecoveryUndoesAnInterruptedSwapWithoutKnowingTheType) {
     }
     ASSERT_EQ(anchor, 1u);
     // What a crash in the middle of swap(1, 6) leaves: the undo log committed (tag SWAP,
-    // the two originals logged) and the elements already swapped.
+    // the two originals logged, the state record without redo values) and the elements
+    // already swapped.
     auto* dir_entry = alloc::name_directory::open_or_create(*pool_, *heap_).find("rows");
     auto* h = containers::vector_header_at(*pool_, dir_entry->anchor);
     auto* data = reinterpret_cast<wide*>(pool_->base() + h->data);
@@ -168,6 +169,7 @@ TEST_F(CatalogTest, RecoveryUndoesAnInterruptedSwapWithoutKnowingTheType) {
     log[0] = {1, data[1]};
     log[1] = {6, data[6]};
     std::swap(data[1], data[6]);
+    h->state[containers::vector_current(*h)].redo = 0;  // a swap pass first commits a record without redo
     h->log_entries = 2;
     h->log_tag = containers::vector_log_tag::swap;
     reopen(false);

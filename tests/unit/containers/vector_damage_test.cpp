@@ -55,6 +55,7 @@ struct world {
     u64 free = 0;        // a free block
     u64 fresh = 0;       // the REPLACE target (256 bytes: capacity 32) in the replace states
     c::vector_header& h(damage_pool& d) const { return *reinterpret_cast<c::vector_header*>(d.at(anchor)); }
+    c::vector_state& st(damage_pool& d) const { return h(d).state[c::vector_current(h(d))]; }  // the state record
     u64* elements(damage_pool& d, u64 at) const { return reinterpret_cast<u64*>(d.at(at)); }
 };
 
@@ -90,6 +91,7 @@ world build(damage_pool& d, base b) {
             entries[1] = {3, data[3]};
             h.log_entries = 2;
             h.log_tag = c::vector_log_tag::swap;
+            h.state[c::vector_current(h)].redo = 0;  // a swap pass commits a record without redo first
             data[1] = data[3];  // the first half of swap(1, 3)
             break;
         }
@@ -179,9 +181,19 @@ const damage_case cases[] = {
     {"CapacityOverflows", base::plain, "capacity", false,
      [](damage_pool& d, world& w) { w.h(d).capacity = (u64{1} << 61) + 1; }},
     {"CapacityZeroWithAnArray", base::plain, "capacity", false,
-     [](damage_pool& d, world& w) { w.h(d).capacity = 0, w.h(d).size = 0; }},
-    {"SizeBeyondCapacity", base::plain, "size", false, [](damage_pool& d, world& w) { w.h(d).size = 17; }},
-    {"SizeAllOnes", base::plain, "size", false, [](damage_pool& d, world& w) { w.h(d).size = ~u64{0}; }},
+     [](damage_pool& d, world& w) { w.h(d).capacity = 0, w.st(d).size = 0, w.st(d).redo = 0; }},
+    // the state records
+    {"SizeBeyondCapacity", base::plain, "size", false, [](damage_pool& d, world& w) { w.st(d).size = 17; }},
+    {"SizeAllOnes", base::plain, "size", false, [](damage_pool& d, world& w) { w.st(d).size = ~u64{0}; }},
+    {"EpochsEqual", base::plain, "epoch", false,
+     [](damage_pool& d, world& w) { w.h(d).state[0].epoch = w.h(d).state[1].epoch; }},
+    {"EpochAtTwoToThe63", base::plain, "epoch", false,
+     [](damage_pool& d, world& w) { w.st(d).epoch = u64{1} << 63; }},
+    {"RedoBeyondTheRecordsRoom", base::plain, "redo", false, [](damage_pool& d, world& w) { w.st(d).redo = 6; }},
+    {"RedoBeyondTheSize", base::plain, "redo", false,
+     [](damage_pool& d, world& w) { w.st(d).size = 1, w.st(d).redo = 2; }},
+    {"RedoAllOnes", base::plain, "redo", false, [](damage_pool& d, world& w) { w.st(d).redo = ~u64{0}; }},
+    {"RedoUnderASwapLog", base::swap, "redo", false, [](damage_pool& d, world& w) { w.st(d).redo = 1; }},
     // the swap log
     {"LogEntriesBeyondTheLog", base::swap, "log_entries", false, [](damage_pool& d, world& w) { w.h(d).log_entries = 65; }},
     {"LogEntriesAllOnes", base::swap, "log_entries", false,
@@ -309,6 +321,39 @@ TEST(VectorDamageAcrossObjects, AnArrayTwoVectorsNameShowsInTheirOwnedBlocks) {
     const auto mine = c::vector_owned_blocks(d.pool(), d.heap(), w.anchor);
     const auto theirs = c::vector_owned_blocks(d.pool(), d.heap(), twin);
     EXPECT_EQ(std::ranges::count_if(mine, [&](u64 b) { return std::ranges::find(theirs, b) != theirs.end(); }), 1);
+}
+
+// A vector written by format 1 (magic "Fvector1": one size word, two fences per push pass)
+// is not damage: open, recovery and the read-only check refuse it as wrong_version, naming
+// both formats, and write nothing.
+TEST(VectorFormat, AFormatOneVectorIsRefusedAsWrongVersion) {
+    damage_pool d("vector");
+    world w = build(d, base::plain);
+    w.h(d).magic = c::vector_magic_v1;
+    const u64 a = w.anchor;
+    const auto refused = [&](const char* what, auto&& call) {
+        const auto before = d.bytes();
+        try {
+            call();
+            ADD_FAILURE() << what << ": a format-1 vector was accepted";
+        } catch (const ferrite::damaged_pool& e) {
+            ADD_FAILURE() << what << ": reported as damage: " << e.what();
+        } catch (const ferrite::pool_error& e) {
+            EXPECT_EQ(e.kind(), ferrite::pool_errc::wrong_version) << what;
+            const std::string m = e.what();
+            EXPECT_NE(m.find("format 1"), std::string::npos) << what << ": " << m;
+            EXPECT_NE(m.find("format 2"), std::string::npos) << what << ": " << m;
+        }
+        EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
+    };
+    refused("vector::open", [&] { (void)vec::open(d.pool(), d.heap(), a); });
+    refused("stack::open", [&] { (void)stk::open(d.pool(), d.heap(), a); });
+    d.reopen();
+    d.heap().recover();
+    refused("vector::recover", [&] { vec::recover(d.pool(), d.heap(), a); });
+    refused("recover_vector", [&] { c::recover_vector(d.pool(), d.heap(), a); });
+    d.inspect();
+    refused("validate_vector", [&] { (void)c::validate_vector(d.pool(), d.heap(), a); });
 }
 
 // A seeded fuzzer over the header words (and the first two undo entries in the swap state):

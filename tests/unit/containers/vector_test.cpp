@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <unistd.h>
@@ -164,22 +165,92 @@ TEST_F(VectorTest, ReopenSeesTheSameElements) {
     EXPECT_THROW(u32_vector::open(*pool_, *heap_, anchor_), ferrite::error) << "another element type";
 }
 
-TEST_F(VectorTest, OneFencePairPerBatchOfPushesAndNoneForEliminatedPairs) {
+TEST_F(VectorTest, OnePfencePerPassOfPushesOrPops) {
     auto v = make(1024);
-    const auto before = pmem::thread_counters();
+    auto before = pmem::thread_counters();
     v.push_back(1);
     const auto one = pmem::thread_counters() - before;
-    EXPECT_EQ(one.pfences, 2u) << "values, then size";
-    EXPECT_EQ(one.nt_stores, 1u);
-    EXPECT_EQ(one.pwb_lines, 1u) << "only the size line is written back";
+    EXPECT_EQ(one.pfences, 1u) << "values and the state record that repeats them, one fence";
+    EXPECT_EQ(one.nt_stores, 0u) << "a value the record holds is stored through the cache (pops read it next)";
+    EXPECT_EQ(one.pwb_lines, 2u) << "the value's line and the state record's";
+    before = pmem::thread_counters();
+    EXPECT_EQ(v.pop_back(), 1u);
+    const auto pop = pmem::thread_counters() - before;
+    EXPECT_EQ(pop.pfences, 1u);
+    EXPECT_EQ(pop.pwb_lines, 1u);
     c::vector_options plain;
-    plain.nt_stores = false;
+    plain.nt_stores = false;  // governs the values outside the record: here, the two-fence ablation's
+    plain.one_fence = false;
     auto w = make(1024, plain);
     const auto b2 = pmem::thread_counters();
     w.push_back(1);
     const auto two = pmem::thread_counters() - b2;
     EXPECT_EQ(two.nt_stores, 0u);
-    EXPECT_EQ(two.pwb_lines, 2u) << "value line and size line";
+    EXPECT_EQ(two.pwb_lines, 2u) << "value line and state record line";
+    EXPECT_EQ(two.pfences, 2u);
+}
+
+TEST_F(VectorTest, TwoFenceAblationOrdersValuesBeforeTheRecord) {
+    c::vector_options old;
+    old.one_fence = false;
+    auto v = make(1024, old);
+    const auto before = pmem::thread_counters();
+    v.push_back(1);
+    const auto one = pmem::thread_counters() - before;
+    EXPECT_EQ(one.pfences, 2u) << "values, then the state record (format 1's protocol)";
+    EXPECT_EQ(one.nt_stores, 1u) << "a value outside the record goes by NT store";
+    EXPECT_EQ(one.pwb_lines, 1u);
+    const auto& h = *c::vector_header_at(*pool_, anchor_);
+    EXPECT_EQ(h.state[c::vector_current(h)].redo, 0u) << "the values are durable before the record: no redo";
+}
+
+// A pass of more pushes than a state record's redo room (5 elements of 8 bytes) falls back
+// to a fence between the values and the record; up to the room, one fence and the values in
+// the record, last element at size - 1.
+TEST_F(VectorTest, PushesBeyondTheRedoRoomTakeTwoFences) {
+    using core_t = c::persistent_vector_core<std::uint64_t, bump_heap>;
+    anchor_ = 0;
+    auto* h = core_t::create(*pool_, *heap_, anchor_, 64);
+    core_t core(*pool_, *heap_, h);
+    const auto pass = [&](std::size_t n, std::uint64_t first) {
+        std::vector<core_t::slot_type> slots(n);
+        std::vector<core_t::slot_type*> batch;
+        for (std::size_t i = 0; i < n; ++i) {
+            slots[i].request = {c::vector_op::push_back, 0, 0, first + i};
+            batch.push_back(&slots[i]);
+        }
+        const auto before = pmem::thread_counters();
+        core.combine(std::span(batch));
+        return pmem::thread_counters() - before;
+    };
+    ASSERT_EQ(c::vector_redo_room(8, 8), 5u);
+    EXPECT_EQ(pass(5, 100).pfences, 1u);
+    const auto& st = h->state[c::vector_current(*h)];
+    EXPECT_EQ(st.size, 5u);
+    ASSERT_EQ(st.redo, 5u);
+    std::uint64_t redo[5];
+    std::memcpy(redo, st.redo_values, sizeof redo);
+    for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(redo[i], 100 + i);
+    EXPECT_EQ(pass(6, 200).pfences, 2u);
+    EXPECT_EQ(core.size(), 11u);
+    EXPECT_EQ(h->state[c::vector_current(*h)].redo, 0u);
+    for (std::uint64_t i = 0; i < 6; ++i) EXPECT_EQ(core.data()[5 + i], 200 + i);
+}
+
+// Recovery copies the state record's redo values into the array: the pass's NT stores may
+// not have reached the media before the crash.
+TEST_F(VectorTest, RecoveryCopiesTheRedoValuesIntoTheArray) {
+    {
+        auto v = make(64);
+        for (std::uint64_t i = 0; i < 3; ++i) v.push_back(10 + i);
+    }
+    auto* h = c::vector_header_at(*pool_, anchor_);
+    auto* data = reinterpret_cast<std::uint64_t*>(pool_->base() + h->data);
+    data[2] = 0xdead;  // the last push's element lost, its record durable
+    c::recover_vector(*pool_, *heap_, anchor_);
+    EXPECT_EQ(data[2], 12u);
+    EXPECT_EQ(data[1], 11u);
+    EXPECT_EQ(c::vector_size(*h), 3u);
 }
 
 template <class Sel>
