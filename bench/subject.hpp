@@ -41,6 +41,12 @@
 
 namespace ferrite::bench {
 
+// What a keyed subject's reads return goes to the reading worker's own line (sinks, one per
+// worker), so that no read is optimised away and workers do not share a line.
+struct alignas(64) sink {
+    std::uint64_t v = 0;
+};
+
 // The operation vocabulary of every workload. back = the end a vector/stack pushes to;
 // a queue pushes at the back and pops at the front. Arguments (a, b) by operation:
 //   sequence: push_back/push_front(value, -), pop_back/pop_front(-, -), get(index, -),

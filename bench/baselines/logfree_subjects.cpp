@@ -15,10 +15,6 @@
 namespace ferrite::bench {
 namespace {
 
-struct alignas(64) sink {
-    std::uint64_t v = 0;
-};
-
 class logfree_subject final : public subject {
 public:
     logfree_subject(const subject_config& c, bool hash)

@@ -9,12 +9,6 @@
 namespace ferrite::bench {
 namespace {
 
-// What reads return goes to the reading worker's own line, so that no read is optimised
-// away and workers do not share a line.
-struct alignas(64) sink {
-    std::uint64_t v = 0;
-};
-
 class map_mutex final : public subject {
 public:
     explicit map_mutex(const subject_config& c) : sinks_(c.threads) {

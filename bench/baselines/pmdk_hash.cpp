@@ -162,10 +162,6 @@ std::uint64_t hash_map::size() {
 namespace ferrite::bench {
 namespace {
 
-struct alignas(64) sink {
-    std::uint64_t v = 0;
-};
-
 class pmdk_hash_subject final : public subject {
 public:
     explicit pmdk_hash_subject(const subject_config& c)

@@ -22,11 +22,6 @@
 namespace ferrite::bench {
 namespace {
 
-// What reads return goes to the reading worker's own line (map_baselines.cpp does the same).
-struct alignas(64) sink {
-    std::uint64_t v = 0;
-};
-
 class tree_volatile final : public subject {
 public:
     explicit tree_volatile(const subject_config& c) : sinks_(c.threads) {

@@ -41,11 +41,6 @@ using value_type = std::uint64_t;
 // Prefills of this many keys or more run on several threads (hash layout only).
 constexpr std::uint64_t parallel_prefill_from = 1 << 16;
 
-// What reads return goes to the reading worker's own line (map_baselines.cpp does the same).
-struct alignas(64) sink {
-    std::uint64_t v = 0;
-};
-
 template <class Table>
 concept has_upsert = requires(Table& t, const key_type& k, const value_type& v) { t.insert_or_assign(k, v); };
 

@@ -42,11 +42,6 @@
 namespace ferrite::bench {
 namespace {
 
-// What reads return goes to the reading worker's own line (map_baselines.cpp does the same).
-struct alignas(64) sink {
-    std::uint64_t v = 0;
-};
-
 // One keyed operation on a tree (btree or cpnvm_btree), reads summed into `sink`.
 template <class Tree>
 void run_on(Tree& tree, op o, std::uint64_t a, std::uint64_t b, sink& out) {
