@@ -371,7 +371,7 @@ private:
         for (std::size_t i = 0; i < n; ++i) values_.push_back(pushes[i]->request.value);
         T* const at = data() + size;
         if (n <= redo_room && opts_.one_fence) {
-            write_state(size + n, pushes.first(n));  // LP of the pushes; the record carries their values
+            write_state(size + n, values_);  // LP of the pushes; the record carries their values
             // Plain stores + pwb: the next pops read these lines (an NT store would evict them).
             vector_store_elements(at, values_.data(), n * sizeof(T), false);  // PP: the pushes are durable
         } else {
@@ -397,13 +397,12 @@ private:
 
     // Write the state record that is not the state: {size, redo = the pushes' values}, then,
     // in the same line and stored last, the next epoch; pwb. The caller's pfence commits it.
-    void write_state(std::uint64_t size, std::span<slot_type* const> redo) noexcept {
+    void write_state(std::uint64_t size, std::span<const T> redo) noexcept {
         const auto cur = vector_current(*h_);
         auto& next = h_->state[1 - cur];
         next.size = size;
         next.redo = redo.size();
-        for (std::size_t i = 0; i < redo.size(); ++i)
-            std::memcpy(next.redo_values + i * sizeof(T), &redo[i]->request.value, sizeof(T));
+        if (!redo.empty()) std::memcpy(next.redo_values, redo.data(), redo.size_bytes());
         // Stored after the rest of the line: the epoch persists no earlier than the record.
         std::atomic_signal_fence(std::memory_order_release);
         next.epoch = h_->state[cur].epoch + 1;  // commit point once durable
