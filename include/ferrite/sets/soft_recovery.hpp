@@ -68,6 +68,11 @@ enum class verdict { member, free, invalid, superseded };
 // Finds a node slot by pool offset (nullptr: not a slot of this set).
 using slot_locator = std::function<const pnode*(std::uint64_t pool_offset)>;
 
+// The store's slots as PNodes (node_store::node_at: nullptr for an offset that is no slot).
+inline slot_locator locator_of(const node_store& store) {
+    return [&store](std::uint64_t off) -> const pnode* { return reinterpret_cast<const pnode*>(store.node_at(off)); };
+}
+
 // Validates one slot and says what it is. `at` is its pool offset (for messages).
 template <class K, class V>
 verdict classify(const pnode* p, std::uint64_t at, const slot_locator& locate) {
@@ -97,9 +102,7 @@ template <class K, class V, class F>
 void for_each_member_at_rest(const list<K, V>& l, F&& f) {
     using io = payload_io<K, V>;
     const node_store& store = l.store();
-    const slot_locator locate = [&store](std::uint64_t off) -> const pnode* {
-        return reinterpret_cast<const pnode*>(store.node_at(off));
-    };
+    const slot_locator locate = locator_of(store);
     for (const area_view& a : store.areas()) {
         for (std::size_t i = 0; i < a.count; ++i) {
             const pnode* p = as_pnode(a.first + i);
@@ -120,9 +123,7 @@ recovery_report rebuild(list<K, V>& l, unsigned threads) {
     using link_t = link;
     using io = payload_io<K, V>;
     node_store& store = l.store();
-    const slot_locator locate = [&store](std::uint64_t off) -> const pnode* {
-        return reinterpret_cast<const pnode*>(store.node_at(off));
-    };
+    const slot_locator locate = locator_of(store);
     struct part {
         std::vector<hashed_member<link_t>> members;
         std::vector<pnode*> dead_superseded;
