@@ -33,7 +33,10 @@
 //
 // Two durable-set workloads measure something else than a stream (workloads.hpp):
 //   set-recovery  one measurement = make the subject with N keys, close_for_reopen()
-//                 (untimed), then time reopen(threads) on the harness's thread: `threads`
+//                 (untimed), glibc's mmap threshold back to its initial 128 KiB and the
+//                 freed memory back to the kernel (the open allocates and faults its
+//                 buffers in as a restarted process would), then time
+//                 reopen(threads) on the harness's thread: `threads`
 //                 is the number of recovery threads, ops = keys the reopened structure
 //                 holds (it must be N: anything else fails the measurement), seconds = the
 //                 open, ops/s = keys recovered per second. The recovery threads are the
