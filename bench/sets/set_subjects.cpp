@@ -13,7 +13,8 @@
 //
 // Each measurement builds its table in a fresh scratch pool (set_pool.hpp) whose heap holds
 // the keys the workload may reach (subject_config::capacity_hint), and prefills it with the
-// keys prefill_key(i), i < initial_size (values i), before any worker attaches: on several
+// keys prefill_key(i), i < initial_size (values i; the hash tables created with
+// expected_size = initial_size, their buckets ready), before any worker attaches: on several
 // threads for large hash tables, in descending key order for the lists (each insert then
 // stops at the head instead of walking the whole list). Operations: insert, erase,
 // contains, get, and put = insert_or_assign where the table has it. pwb/op and pfence/op
@@ -43,6 +44,16 @@ constexpr std::uint64_t parallel_prefill_from = 1 << 16;
 
 template <class Table>
 concept has_upsert = requires(Table& t, const key_type& k, const value_type& v) { t.insert_or_assign(k, v); };
+
+// Create options for a table that the prefill fills with n keys: its buckets made ready for
+// them (expected_size), as the log-free baseline's fixed bucket array is sized from --keys;
+// set-growth starts from growth_start_keys, so its growth is still measured.
+template <class Table>
+typename Table::options sized_for(std::uint64_t n) {
+    typename Table::options o{};
+    o.expected_size = n;
+    return o;
+}
 
 // Fills `t` with prefill_key(i) -> i for i < n.
 template <class Table>
@@ -97,7 +108,7 @@ public:
         : pool_(c.pool_dir, set_pool::heap_bytes_for(c.capacity_hint, c.initial_size)),
           layout_(l),
           sinks_(std::max(1u, c.threads)) {
-        table_.emplace(Table::create(pool_.pool(), pool_.heap(), pool_.anchor(), l));
+        table_.emplace(Table::create(pool_.pool(), pool_.heap(), pool_.anchor(), l, sized_for<Table>(c.initial_size)));
         pool_.persist_anchor();
         prefill(*table_, c.initial_size, l);
     }
@@ -141,7 +152,8 @@ public:
     using table = sets::soft_table<key_type, value_type, sets::soft::no_persistence>;
 
     explicit volatile_table_subject(const subject_config& c)
-        : table_(table::create_volatile(sets::set_layout::hash)), sinks_(std::max(1u, c.threads)) {
+        : table_(table::create_volatile(sets::set_layout::hash, sized_for<table>(c.initial_size))),
+          sinks_(std::max(1u, c.threads)) {
         prefill(table_, c.initial_size, sets::set_layout::hash);
     }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override { run_op(table_, sinks_[tid], o, a, b); }

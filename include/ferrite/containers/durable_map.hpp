@@ -67,6 +67,9 @@ struct durable_set_options {
     unsigned recovery_threads = 0;             // threads that rebuild the index at open (0: all cores)
     std::uint32_t area_bytes = 0;  // create: bytes per durable area, a power of two from 4 KiB to the heap's
                                    // largest block (0: 64 KiB); open uses the recorded size
+    std::uint64_t expected_size = 0;  // create, hash layout: start with the buckets this many keys
+                                      // grow to, all ready (like unordered_map::reserve; 0: one
+                                      // bucket, grown as keys arrive); open sizes from the keys found
 };
 
 // The shared body of durable_map and durable_set: a table of one algorithm, opened the
@@ -100,6 +103,7 @@ protected:
         typename table_type::options t{};
         t.recovery_threads = o.recovery_threads;
         if (o.area_bytes != 0) t.area_bytes = o.area_bytes;
+        t.expected_size = o.expected_size;
         return t;
     }
     pmem::pool_ref pool_;

@@ -99,6 +99,8 @@ public:
         unsigned recovery_threads = 0;          // 0: hardware concurrency
         std::uint32_t area_bytes = 64 * 1024;   // create: node store areas (power of two, >= 4 KiB)
         std::uint64_t growth_check_interval = 64;  // hash: inserts of a stripe between load checks
+        std::uint64_t expected_size = 0;  // create, hash: start with the buckets this many keys
+                                          // grow to, every sentinel linked (0: one bucket)
     };
 
     static node_store_shape shape_for(set_layout l, const options& o) {
@@ -116,7 +118,9 @@ public:
                                  set_layout l, options o = {}) {
         require_layout(l);
         auto store = node_store::create(pool, heap, anchor, shape_for(l, o));
-        return linkfree_table(std::make_unique<state>(pool, std::move(store), l, o));
+        auto s = std::make_unique<state>(pool, std::move(store), l, o);
+        if (l == set_layout::hash) presize(*s, o.expected_size);
+        return linkfree_table(std::move(s));
     }
 
     // Validates the store and every node, then rebuilds the volatile list in O(n).
@@ -365,9 +369,32 @@ private:
             }
             s.store.add_free(dead);
         });
-        // 4. Link sentinels (one block: place i takes sentinel i - 1) and members in split
-        // order: each thread links a range of partitions (prefetching the members a few
-        // places ahead: they sit anywhere in the areas), then the ranges are stitched.
+        // 4. Sentinels and members linked in split order (link_in_split_order).
+        link_in_split_order(s, ps, buckets, count, chunks);
+    }
+
+    // create's presizing (empty table, volatile state only: nothing persistent changes): the
+    // bucket count `expected` keys would grow the table to, each bucket's sentinel linked at
+    // once, so the first operations on a table that is filled to its expected size do not
+    // pay the lazy initialisation of every bucket the growth left blank.
+    static void presize(state& s, std::uint64_t expected) {
+        const std::uint64_t buckets = expected == 0 ? 1 : recovered_bucket_count(expected);
+        if (buckets <= 1) return;
+        const std::vector<slot_ref> none;
+        const auto so_of = [](const slot_ref& r) { return r.so; };
+        place_sort<slot_ref, decltype(so_of)> ps(none, buckets, so_of);
+        for (std::uint64_t p = 0; p < ps.parts(); ++p) ps.sort_partition(p);
+        link_in_split_order(s, ps, buckets, 0, 1);
+    }
+
+    // Links one sentinel per bucket (one block: place i takes sentinel i - 1) and ps's
+    // sorted members in split order, and resets the directory to `buckets` buckets holding
+    // `count` members: each thread links a range of partitions (prefetching the members a
+    // few places ahead: they sit anywhere in the areas), then the ranges are stitched.
+    // Quiescent only: recovery, or create's presizing (no members).
+    template <class PlaceSort>
+    static void link_in_split_order(state& s, PlaceSort& ps, std::uint64_t buckets, std::size_t count, unsigned chunks) {
+        std::vector<slot_ref>& sorted = ps.sorted();
         s.dir.reset(buckets, static_cast<std::int64_t>(count));
         s.make_sentinel_block(buckets - 1);
         struct piece {

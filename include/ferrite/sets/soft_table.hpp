@@ -55,6 +55,8 @@ public:
         std::uint32_t area_bytes = 64 * 1024;   // create(): durable area size (power of two >= 4 KiB)
         std::uint64_t growth_check_interval = 64;  // hash: inserts of a thread between load checks
         std::uint64_t load_factor = 1;             // hash: members per bucket before the count doubles
+        std::uint64_t expected_size = 0;  // create, hash: start with the buckets this many members
+                                          // grow to, every sentinel linked (0: one bucket)
     };
     using key_type = K;
     using mapped_type = V;
@@ -76,13 +78,17 @@ public:
     static soft_table create_volatile(set_layout l, options o = {})
         requires(!P::persistent)
     {
-        return soft_table(std::make_unique<list_t>(l, growth(o)));
+        auto list = std::make_unique<list_t>(l, growth(o));
+        soft::presize(*list, o.expected_size);
+        return soft_table(std::move(list));
     }
 
     static soft_table create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                              set_layout l, options o = {}) {
         auto store = node_store::create(pool, heap, anchor, shape(l, o.area_bytes));
-        return soft_table(std::make_unique<list_t>(std::move(store), l, growth(o)));
+        auto list = std::make_unique<list_t>(std::move(store), l, growth(o));
+        soft::presize(*list, o.expected_size);
+        return soft_table(std::move(list));
     }
 
     // Validates the store and every PNode, then rebuilds (O(n)). Writes only after validation.

@@ -110,6 +110,41 @@ TEST_P(LinkfreeTable, WideKeysAndCloseKeys) {
     for (u64 i = 0; i < keys.size(); ++i) EXPECT_EQ(t.contains(keys[i]), in.count(keys[i].w[4]) == 1);
 }
 
+TEST_P(LinkfreeTable, AnExpectedSizeStartsWithItsBucketsAndStillGrowsPastIt) {
+    map_table::options o = small();
+    o.expected_size = 3000;
+    std::map<u64, u64> model;
+    {
+        auto t = create<map_table>(GetParam(), o);
+        const u64 buckets = GetParam() == set_layout::hash ? recovered_bucket_count(3000) : 1;
+        EXPECT_EQ(t.bucket_count(), buckets) << "hash: ready for 3000 keys; list: one bucket";
+        for (u64 k = 0; k < 3000; ++k) {
+            ASSERT_TRUE(t.insert(k * 7, k));
+            model.emplace(k * 7, k);
+        }
+        EXPECT_EQ(t.bucket_count(), buckets) << "filled to its expected size: no doubling";
+        for (u64 k = 0; k < 3000; k += 3) {
+            ASSERT_TRUE(t.erase(k * 7));
+            model.erase(k * 7);
+        }
+        for (u64 k = 3000; k < 9000; ++k) {
+            ASSERT_TRUE(t.insert(k * 7, k));
+            model.emplace(k * 7, k);
+        }
+        if (GetParam() == set_layout::hash) {
+            EXPECT_GT(t.bucket_count(), buckets) << "grows past it";
+        }
+        std::map<u64, u64> seen;
+        t.for_each([&](const u64& k, const u64& v) { seen.emplace(k, v); });
+        ASSERT_EQ(seen, model);
+    }
+    auto t = restart<map_table>(GetParam());
+    std::map<u64, u64> seen;
+    t.for_each([&](const u64& k, const u64& v) { seen.emplace(k, v); });
+    EXPECT_EQ(seen, model);
+    for (const auto& [k, v] : model) ASSERT_EQ(t.get(k), std::optional<u64>(v));
+}
+
 TEST_P(LinkfreeTable, ReopenKeepsContentsAndGoesOn) {
     std::map<u64, u64> model;
     {

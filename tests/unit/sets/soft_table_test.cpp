@@ -301,6 +301,35 @@ TEST_F(SoftHash, GrowsFromOneBucketTo100kKeysAndRebuildsAtTheRightSize) {
     EXPECT_EQ(n, 100000u);
 }
 
+TEST_F(SoftHash, AnExpectedSizeStartsWithItsBucketsAndStillGrowsPastIt) {
+    u64_map::options o;
+    o.expected_size = 20000;
+    const std::uint64_t buckets = recovered_bucket_count(20000, o.load_factor);
+    std::map<std::uint64_t, std::uint64_t> model;
+    {
+        auto t = create<u64_map>(set_layout::hash, o);
+        EXPECT_EQ(t.bucket_count(), buckets);
+        for (std::uint64_t k = 0; k < 20000; ++k) {
+            ASSERT_TRUE(t.insert(k * 2654435761u, k));
+            model[k * 2654435761u] = k;
+        }
+        EXPECT_EQ(t.bucket_count(), buckets) << "filled to its expected size: no doubling";
+        for (std::uint64_t k = 0; k < 20000; k += 3) {
+            ASSERT_TRUE(t.erase(k * 2654435761u));
+            model.erase(k * 2654435761u);
+        }
+        for (std::uint64_t k = 20000; k < 60000; ++k) {
+            ASSERT_TRUE(t.insert(k * 2654435761u, k));
+            model[k * 2654435761u] = k;
+        }
+        EXPECT_GT(t.bucket_count(), buckets) << "past its expected size it grows as any table";
+        expect_same(t, model);
+    }
+    auto t = open<u64_map>(set_layout::hash);
+    EXPECT_EQ(t.last_recovery().members, model.size());
+    expect_same(t, model);
+}
+
 TEST_F(SoftHash, RecoveryOnSeveralThreadsRebuildsTheSameTableAndReusesItsNodes) {
     // 40000 keys: 65536 buckets (load factor 1) in 32 partitions, linked in 2 and 3 stitched ranges; then
     // erasures reclaim recovery's block nodes to the spare lists and inserts take them back.
@@ -454,6 +483,30 @@ TEST(SoftLookup, ALookupThatInitialisesABucketRetiresTheDeadNodesItTrimsUnderIts
         EXPECT_EQ(members, 1u);
         EXPECT_EQ(sentinels, 1u);
     }
+}
+
+TEST(SoftPresize, LinksEveryBucketsSentinelInSplitOrderAndNothingElse) {
+    using list_t = soft::list<std::uint64_t, no_value, soft::no_persistence>;
+    bucket_growth::growth g;
+    g.load_factor = 2;
+    list_t l(set_layout::hash, g);
+    soft::presize(l, 5000);
+    const std::uint64_t buckets = recovered_bucket_count(5000, 2);
+    ASSERT_EQ(l.directory().bucket_count(), buckets);
+    for (std::uint64_t b = 1; b < buckets; ++b)
+        ASSERT_NE(list_t::st(l.directory().at(b).next.load()), soft::sentinel_blank) << "bucket " << b;
+    std::uint64_t sentinels = 0, last_so = 0;
+    for (soft::link* x = list_t::ptr(l.head()->next.load()); x != nullptr; x = list_t::ptr(x->next.load())) {
+        ASSERT_FALSE(list_t::regular(x)) << "a member in an empty list";
+        ASSERT_GT(x->so_key, last_so) << "not in split order";
+        last_so = x->so_key;
+        ++sentinels;
+    }
+    EXPECT_EQ(sentinels, buckets - 1) << "each bucket but 0 (the head) has one sentinel";
+    for (std::uint64_t k = 0; k < 5000; ++k) ASSERT_TRUE(l.insert(k, {}));
+    EXPECT_EQ(l.directory().bucket_count(), buckets);
+    for (std::uint64_t k = 0; k < 5000; ++k) ASSERT_TRUE(l.contains(k));
+    EXPECT_FALSE(l.contains(5000));
 }
 
 }  // namespace
