@@ -20,6 +20,16 @@ namespace words = incll_words;
 
 std::atomic<unsigned> next_thread_number{0};
 
+// Waits through pmem::wait_hint (the crash simulator passes its token there).
+void spin_lock(std::atomic<std::uint32_t>& lock) noexcept {
+    for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
+        while (lock.load(std::memory_order_relaxed) != 0) {
+            pmem::wait_hint();
+            if (++spins % 64 == 0) std::this_thread::yield();
+        }
+    }
+}
+
 std::uint64_t& dirty_epoch_of(node_base* n) noexcept {
     return n->is_leaf() ? static_cast<leaf*>(n)->dirty_epoch : static_cast<interior*>(n)->dirty_epoch;
 }
@@ -65,14 +75,7 @@ incll::shard& incll::mine() noexcept {
     return shards_[number % geometry_.shards];
 }
 
-void incll::lock_shard(shard& s) noexcept {
-    for (unsigned spins = 0; s.lock.exchange(1, std::memory_order_acquire) != 0;) {
-        while (s.lock.load(std::memory_order_relaxed) != 0) {
-            pmem::wait_hint();
-            if (++spins % 64 == 0) std::this_thread::yield();
-        }
-    }
-}
+void incll::lock_shard(shard& s) noexcept { spin_lock(s.lock); }
 
 incll::op_scope::op_scope(incll* e) : e_(e) {
     shard& s = e->mine();
@@ -202,13 +205,14 @@ interior* incll::make_interior(std::uint64_t version) noexcept {
 }
 
 std::uint64_t incll::sync() {
-    std::lock_guard g(advance_);
+    spin_lock(advance_);
     const std::uint64_t n = geometry_.shards;
     for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);
     struct unlock_all {
         incll* e;
         ~unlock_all() {
             for (std::uint64_t i = 0; i < e->geometry_.shards; ++i) unlock_shard(e->shards_[i]);
+            e->advance_.store(0, std::memory_order_release);
         }
     } unlocker{this};
     bool any = false;

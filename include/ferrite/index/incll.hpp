@@ -168,7 +168,10 @@ private:
     std::atomic<std::uint64_t> bump_;
     std::atomic<node_base*>* root_ = nullptr;
     std::atomic<unsigned>* height_ = nullptr;
-    std::mutex advance_;
+    // One epoch end at a time. A spin lock that waits through pmem::wait_hint, not a mutex: the
+    // crash simulator runs one thread at a time and passes its token only at wait hints and
+    // persistence events, so a thread blocked in a mutex would hold the token forever.
+    std::atomic<std::uint32_t> advance_{0};
     std::atomic<std::uint64_t> commits_{0}, written_back_{0};
     std::atomic<std::uint64_t> external_{0};
     std::mutex ticker_mutex_;
