@@ -54,13 +54,15 @@ public:
                 std::atomic_ref<std::uint64_t>(w[i]).store(e->image[i], std::memory_order_relaxed);
             pmem::pwb_range(node, layout::node_bytes);
         }
-        if (!entries.empty()) pmem::pfence();  // the logged images before the per-leaf rollback
+        // No fence here: the per-leaf rollback below writes some of the same lines after the
+        // images (same-line order keeps them in order) and a rerun applies both again; one
+        // fence after both orders them before the commit line.
 
         visited_.assign(allocated_, false);
         node_base* root = node_at(root_offset_, "the root");
         walk(root, nullptr, 0, true);
         check_chain();
-        if (wrote_) pmem::pfence();  // the rollback is durable before the commit line names D+1
+        if (wrote_ || !entries.empty()) pmem::pfence();  // the rollback is durable before the commit line names D+1
 
         auto& c = commit();
         c.slots[(d_ + 1) & 1] = c.slots[d_ & 1];
