@@ -20,6 +20,11 @@ namespace words = incll_words;
 
 std::atomic<unsigned> next_thread_number{0};
 
+constexpr unsigned all_lines = 31;
+constexpr unsigned line_bit(unsigned line) noexcept { return 1u << line; }
+constexpr unsigned key_line(unsigned slot) noexcept { return line_bit(1 + slot / 8); }
+constexpr unsigned value_line(unsigned slot) noexcept { return line_bit(3 + slot / leaf::values_per_line); }
+
 // Waits through pmem::wait_hint (the crash simulator passes its token there).
 void spin_lock(std::atomic<std::uint32_t>& lock) noexcept {
     for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
@@ -91,11 +96,14 @@ incll::op_scope::op_scope(incll* e) : e_(e) {
 
 incll::op_scope::~op_scope() { unlock_shard(e_->mine()); }
 
-void incll::touch(node_base* n) noexcept {
+void incll::touch(node_base* n, unsigned lines) noexcept {
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     std::uint64_t& d = dirty_epoch_of(n);
-    if (d == e) return;
-    d = e;
+    if ((d >> 5) == e) {
+        d |= lines;
+        return;
+    }
+    d = (e << 5) | lines;
     mine().dirty.push_back(n);  // std::bad_alloc here ends the process (noexcept)
 }
 
@@ -116,11 +124,11 @@ void incll::log_node(node_base* n) noexcept {
     pmem::pfence();  // the entry is durable before the node's first change in this epoch
     logged = e;
     external_.fetch_add(1, std::memory_order_relaxed);
-    touch(n);
+    touch(n, all_lines);  // a logged node may be rewritten whole
 }
 
 void incll::before_perm_store(leaf* l) {
-    touch(l);
+    touch(l, line_bit(0));
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (l->node_epoch.load(std::memory_order_relaxed) != e) {
@@ -131,14 +139,14 @@ void incll::before_perm_store(leaf* l) {
 }
 
 void incll::before_slot_write(leaf* l, unsigned slot) {
-    touch(l);
+    touch(l, key_line(slot) | value_line(slot));
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (words::is_live(start_permutation(l, e), slot)) log_node(l);  // insert after remove
 }
 
 void incll::before_value_store(leaf* l, unsigned slot) {
-    touch(l);
+    touch(l, value_line(slot));
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (!words::is_live(start_permutation(l, e), slot)) return;  // inserted in this epoch
@@ -158,7 +166,7 @@ void incll::before_value_store(leaf* l, unsigned slot) {
 }
 
 void incll::before_rewrite(node_base* n) {
-    touch(n);
+    touch(n, all_lines);
     log_node(n);
 }
 
@@ -193,14 +201,14 @@ void* incll::take_node() noexcept {
 leaf* incll::make_leaf(std::uint64_t version, std::uint64_t low) noexcept {
     auto* l = new (take_node()) leaf(version, low);
     l->logged_epoch = epoch_.load(std::memory_order_relaxed);  // new: unreachable after a rollback
-    touch(l);
+    touch(l, all_lines);
     return l;
 }
 
 interior* incll::make_interior(std::uint64_t version) noexcept {
     auto* n = new (take_node()) interior(version);
     n->logged_epoch = epoch_.load(std::memory_order_relaxed);
-    touch(n);
+    touch(n, all_lines);
     return n;
 }
 
@@ -223,7 +231,10 @@ std::uint64_t incll::sync() {
     if (options_.before_commit) options_.before_commit(e);
     for (std::uint64_t i = 0; i < n; ++i)
         for (node_base* d : shards_[i].dirty) {
-            pmem::pwb_range(d, layout::node_bytes);
+            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
+            const auto* base = reinterpret_cast<const std::byte*>(d);
+            for (unsigned line = 0; line < 5; ++line)
+                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
             written_back_.fetch_add(1, std::memory_order_relaxed);
         }
     pmem::pfence();  // every node written in epoch e is durable ...

@@ -18,12 +18,14 @@
 //   * everything else (a split rewrites its leaf; interior nodes; the parent's insert) first
 //     copies the whole node into the thread's external undo log (once per node per epoch:
 //     logged_epoch), write-back of the entry, one pfence, then the change.
-//   * the first writer of a node in E puts it on its shard's dirty list (dirty_epoch). New
-//     nodes go on it when made; they are unreachable after a rollback and their arena space
-//     is reclaimed by the rollback of the allocation counter.
+//   * the first writer of a node in E puts it on its shard's dirty list (dirty_epoch), and
+//     every writer notes which of its five lines it wrote: the boundary writes back only
+//     those (an update dirties one value line, not the leaf). New nodes go on it whole when
+//     made; they are unreachable after a rollback and their arena space is reclaimed by the
+//     rollback of the allocation counter.
 // Epoch boundary (sync(), or the ticker every epoch_length): every writer shard is locked
 // (writers hold their shard's lock for the whole operation, so none is between two stores),
-// the dirty nodes are written back (pwb of their five lines), ONE pfence for all of them,
+// the dirty nodes' written lines are written back (pwb), ONE pfence for all of them,
 // then the commit line (incll_layout.hpp) records the root, the arena counter and
 // durable_epoch := E, written back and fenced: two fences per epoch, none per operation.
 // With the no-write-back backend the pwbs cost nothing and the boundary is the two fences.
@@ -151,7 +153,8 @@ private:
     shard& mine() noexcept;
     void lock_shard(shard& s) noexcept;
     static void unlock_shard(shard& s) noexcept { s.lock.store(0, std::memory_order_release); }
-    void touch(node_base* n) noexcept;
+    // Puts n on the dirty list of the current epoch (first time) and notes the lines written.
+    void touch(node_base* n, unsigned lines) noexcept;
     void log_node(node_base* n) noexcept;
     void* take_node() noexcept;
     void scrub_value_words();

@@ -74,7 +74,7 @@ struct alignas(64) leaf : node_base {
     // lines 1-2
     std::atomic<std::uint64_t> keys[width] = {};
     // InCLL bookkeeping (durable tree; written under the lock, reset by recovery, not state):
-    std::uint64_t dirty_epoch = 0;   // the epoch whose dirty list holds the leaf
+    std::uint64_t dirty_epoch = 0;   // epoch * 32 + the lines written in it (bit i: line i); on that epoch's dirty list
     std::uint64_t logged_epoch = 0;  // the epoch the leaf went to the external undo log in
     // lines 3-4
     struct alignas(64) value_line {
