@@ -17,7 +17,10 @@
 // Restartable: the log entries are not changed, so a second run restores the same images;
 // each leaf's rollback stores the permutation before resetting node_epoch and the value
 // before clearing its undo word (one line each: the media never holds the reset without the
-// restored word); the commit line is written only after the rollback is fenced.
+// restored word); the commit line is written only after the rollback is fenced. (The bump
+// matters only to a crash in the run after recovery; the incll-tree crash target runs such a
+// second life inside its observed recovery, so the bump's write-back and fence are
+// crash-tested and mutation kills them.)
 #include <atomic>
 #include <cstring>
 #include <string>

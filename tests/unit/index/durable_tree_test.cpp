@@ -15,6 +15,7 @@
 
 #include "durable_tree_support.hpp"
 #include "ferrite/index/incll_layout.hpp"
+#include "ferrite/index/incll_words.hpp"
 
 namespace {
 
@@ -201,6 +202,43 @@ TEST(DurableTree, EachPathRollsBack) {
         auto u = durable_tree::open(image->data(), image->bytes(), o);
         EXPECT_EQ(contents(*u), before) << c.name;
     }
+}
+
+// Regression tests for the thesis's pseudocode defects (notes, section 2): Fig. 3.5 line 14
+// records the old epoch in nodeEpoch (here: the current one, which recovery compares with);
+// the recovery pseudocode's valInCLL index typos (here: the undo word names the slot within
+// its own line, and recovery restores that slot).
+TEST(DurableTree, NodeEpochRecordsTheCurrentEpoch) {
+    const auto o = big_logs();
+    region r(durable_tree::region_bytes(64, o));
+    auto t = durable_tree::create(r.data(), r.bytes(), o);
+    t->insert(5, 50);
+    t->sync();
+    auto* l = reinterpret_cast<leaf*>(r.data() + reinterpret_cast<incll_layout::geometry*>(r.data())->arena_offset);
+    const std::uint64_t before = l->perm.load();
+    t->insert(6, 60);
+    EXPECT_EQ(l->node_epoch.load(), t->current_epoch());
+    EXPECT_EQ(l->permutation_incll.load(), before);
+    t->insert(7, 70);  // same epoch: the undo copy keeps the permutation of the epoch's start
+    EXPECT_EQ(l->permutation_incll.load(), before);
+}
+
+TEST(DurableTree, ValueUndoWordNamesTheSlotWithinItsLine) {
+    const auto o = big_logs();
+    region r(durable_tree::region_bytes(64, o));
+    auto t = durable_tree::create(r.data(), r.bytes(), o);
+    for (std::uint64_t k = 0; k < 10; ++k) t->insert(k, 100 + k);  // slots 0..9: key 8 in slot 8
+    t->sync();
+    auto* l = reinterpret_cast<leaf*>(r.data() + reinterpret_cast<incll_layout::geometry*>(r.data())->arena_offset);
+    t->insert_or_assign(8, 1);
+    const auto w = incll_words::decode(l->value_lines[1].value_incll.load());
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->index, 1u);  // slot 8 is index 1 of line 1
+    EXPECT_EQ(w->old_value, 108u);
+    EXPECT_EQ(l->value_lines[0].value_incll.load(), 0u);
+    auto image = r.crash_image();
+    auto u = durable_tree::open(image->data(), image->bytes(), o);
+    for (std::uint64_t k = 0; k < 10; ++k) EXPECT_EQ(u->get(k), 100 + k);
 }
 
 TEST(DurableTree, RecoveringTwiceGivesTheSameTree) {
