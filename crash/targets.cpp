@@ -2,6 +2,7 @@
 #include "targets.hpp"
 
 #include "checkpoint/checkpoint_targets.hpp"
+#include "index/index_targets.hpp"
 #include "kv/kv_targets.hpp"
 
 namespace ferrite::crash {
@@ -18,6 +19,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     checkpoint_targets::register_cpnvm_counter_target(registry);
     checkpoint_targets::register_cpnvm_map_target(registry);
     kv_targets::register_kv_targets(registry);
+    index_targets::register_incll_tree_target(registry);
 }
 
 const sim::target_registry& builtin_targets() {

@@ -4,30 +4,89 @@
 //   tree-volatile  ferrite::index::tree (index/tree.hpp): the Masstree-style B+-tree, leaves
 //                  of width 14 with permutation words, optimistic lock-free readers, a lock
 //                  per node for writers; in DRAM, nothing persisted. The tree InCLL makes
-//                  durable (tree-incll, to come), measured without it: tree-incll over
+//                  durable (tree-incll), measured without it: tree-incll over
 //                  tree-volatile is what InCLL costs. Not issue 19's `volatile-tree` (one
 //                  reader-writer lock over a plain B+-tree).
+//   tree-incll     ferrite::index::durable_tree (index/durable_tree.hpp): the same tree with its
+//                  nodes in a scratch pool (root region sized from capacity_hint), InCLL's
+//                  undo words and external log, 64 ms epochs ended by the tree's ticker.
 //
 // The tree is filled with prefill_key(i) -> i for i < initial_size, in increasing key order,
 // before any worker attaches (appends to the rightmost leaf leave full leaves, tree_split.cpp).
 #include "bench/index/index_subjects.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <string>
 
+#include "ferrite/index/durable_tree.hpp"
 #include "ferrite/index/tree.hpp"
+#include "ferrite/pmem/pool.hpp"
 
 namespace ferrite::bench {
 namespace {
 
-class tree_volatile final : public subject {
+struct volatile_holder {
+    explicit volatile_holder(const subject_config&) {}
+    index::tree& get() noexcept { return tree; }
+    const index::tree& get() const noexcept { return tree; }
+    index::tree tree;
+};
+
+// A scratch pool (removed at the end) whose root region holds the durable tree.
+class incll_holder {
 public:
-    explicit tree_volatile(const subject_config& c) : sinks_(c.threads) {
+    explicit incll_holder(const subject_config& c)
+        : path_((c.pool_dir.empty() ? std::filesystem::path("/dev/shm") : c.pool_dir) /
+                ("ferrite-bench-incll-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))),
+          bytes_(index::durable_tree::region_bytes(nodes_for(c))),
+          pool_(pmem::pool::create(path_, "ferrite-bench-incll", bytes_ + (4 << 20))) {
+        tree_ = index::durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_);
+    }
+    ~incll_holder() {
+        tree_.reset();
+        pool_.close();
+        std::error_code ec;
+        std::filesystem::remove(path_, ec);
+    }
+    incll_holder(const incll_holder&) = delete;
+    incll_holder& operator=(const incll_holder&) = delete;
+    index::durable_tree& get() noexcept { return *tree_; }
+    const index::durable_tree& get() const noexcept { return *tree_; }
+
+private:
+    // A leaf holds 8 to 14 keys after splits (14 after the ascending prefill): one node per 6
+    // keys, plus interior nodes and each shard's reserve.
+    static std::uint64_t nodes_for(const subject_config& c) {
+        const std::uint64_t keys = c.capacity_hint ? c.capacity_hint : 2 * c.initial_size + (std::uint64_t{1} << 20);
+        return keys / 6 + keys / 60 + 4096;
+    }
+    static std::atomic<unsigned>& counter() {
+        static std::atomic<unsigned> n{0};
+        return n;
+    }
+    std::filesystem::path path_;
+    std::uint64_t bytes_;
+    pmem::pool pool_;
+    std::unique_ptr<index::durable_tree> tree_;
+};
+
+template <class Holder>
+class tree_subject final : public subject {
+public:
+    explicit tree_subject(const subject_config& c) : holder_(c), sinks_(c.threads) {
+        auto& tree_ = holder_.get();
         for (std::uint64_t i = 0; i < c.initial_size; ++i) tree_.insert(prefill_key(i), i);
     }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
+        auto& tree_ = holder_.get();
         sink& out = sinks_[tid];
         switch (o) {
         case op::contains: out.v += tree_.get(a).has_value(); break;
@@ -42,13 +101,13 @@ public:
         }
     }
     bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
-        tree_.scan(0, std::numeric_limits<std::size_t>::max(), f);
+        holder_.get().scan(0, std::numeric_limits<std::size_t>::max(), f);
         return true;
     }
     std::optional<std::uint64_t> read_checksum(unsigned tid) const override { return sinks_[tid].v; }
 
 private:
-    index::tree tree_;
+    Holder holder_;
     std::vector<sink> sinks_;
 };
 
@@ -59,7 +118,13 @@ void register_index_subjects(std::vector<subject_kind>& out) {
                    "Masstree-style B+-tree (index/): width-14 permutation leaves, lock-free optimistic readers, "
                    "a lock per node (issue 21's volatile baseline)",
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_volatile>(c); },
+                   [](const subject_config& c) { return std::make_unique<tree_subject<volatile_holder>>(c); },
+                   op_family::keyed});
+    out.push_back({"tree-incll",
+                   "the same tree made durable by InCLL (index/durable_tree.hpp): in-line undo words, external "
+                   "per-shard log, 64 ms user-space epochs, nodes in a scratch pool (issue 21)",
+                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
+                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder>>(c); },
                    op_family::keyed});
 }
 

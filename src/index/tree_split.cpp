@@ -25,7 +25,8 @@
 // node split). Allocation: the new leaf, and interior nodes for as many levels as the tree
 // has, are allocated before anything is marked, so std::bad_alloc leaves the tree unchanged;
 // interior nodes come from a small per-thread stock that is refilled before each split and
-// kept between splits.
+// kept between splits. The durable tree takes them from its engine's arena instead (reserve()
+// before anything is marked, the same guarantee), and logs every node it rewrites first.
 #include <cstdint>
 #include <new>
 #include <vector>
@@ -58,7 +59,12 @@ struct interior_stock {
 };
 thread_local interior_stock stock;
 
-void set_parent(node_base* child, interior* parent) noexcept { child->parent.store(parent, std::memory_order_release); }
+// Children are never null here; saying so keeps GCC 12 from a false -Wstringop-overflow on the
+// link's store (it cannot see that the copied children arrays hold no null).
+void set_parent(node_base* child, interior* parent) noexcept {
+    if (child == nullptr) __builtin_unreachable();
+    child->parent.store(parent, std::memory_order_release);
+}
 interior* parent_of(node_base* n) noexcept { return n->parent.load(std::memory_order_acquire); }
 
 }  // namespace
@@ -82,12 +88,18 @@ void tree::split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_
 
     leaf* right;
     try {
-        stock.fill(height_.load(std::memory_order_relaxed) + 1);
-        right = new leaf(node_version::lock_bit, ks[left_n]);
+        if (d_ != nullptr) {
+            d_->reserve(height_.load(std::memory_order_relaxed) + 2);
+            right = d_->make_leaf(node_version::lock_bit, ks[left_n]);
+        } else {
+            stock.fill(height_.load(std::memory_order_relaxed) + 1);
+            right = new leaf(node_version::lock_bit, ks[left_n]);
+        }
     } catch (...) {
         l->version.unlock();  // nothing changed
         throw;
     }
+    if (d_ != nullptr) d_->before_rewrite(l);  // the split rewrites l: external log
     l->version.mark_split();
     for (unsigned i = 0; i < right_n; ++i) {
         right->keys[i].store(ks[left_n + i], std::memory_order_relaxed);
@@ -106,6 +118,10 @@ void tree::split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_
     insert_upward(l, right, ks[left_n]);
 }
 
+interior* tree::new_interior(std::uint64_t version) noexcept {
+    return d_ != nullptr ? d_->make_interior(version) : stock.make(version);
+}
+
 interior* tree::locked_parent(node_base* n) noexcept {
     for (;;) {
         interior* p = parent_of(n);
@@ -120,7 +136,7 @@ void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separa
     for (;;) {
         interior* p = locked_parent(left);
         if (p == nullptr) {  // left was the root: grow
-            interior* root = stock.make(node_version::root_bit);
+            interior* root = new_interior(node_version::root_bit);
             root->keys[0].store(separator, std::memory_order_relaxed);
             root->children[0].store(left, std::memory_order_relaxed);
             root->children[1].store(right, std::memory_order_relaxed);
@@ -134,6 +150,7 @@ void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separa
             right->version.unlock();
             return;
         }
+        if (d_ != nullptr) d_->before_rewrite(p);  // external log before p changes
         const unsigned n = static_cast<unsigned>(p->nkeys.load(std::memory_order_relaxed));
         unsigned at = 0;  // the new key's index: after every key <= separator
         while (at < n && p->keys[at].load(std::memory_order_relaxed) <= separator) ++at;
@@ -165,7 +182,7 @@ void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separa
             if (i == at) cs[j++] = right;
         }
         constexpr unsigned left_keys = 8, right_keys = interior::max_keys - left_keys;  // 8 and 7
-        interior* sibling = stock.make(node_version::lock_bit);
+        interior* sibling = new_interior(node_version::lock_bit);
         p->version.mark_split();
         for (unsigned i = 0; i < right_keys; ++i) sibling->keys[i].store(ks[left_keys + 1 + i], std::memory_order_relaxed);
         for (unsigned i = 0; i <= right_keys; ++i) {

@@ -3,6 +3,7 @@
 // life (construction; destruction frees every node, since none is freed before).
 #include <cstdint>
 #include <new>
+#include <optional>
 
 #include "ferrite/index/tree.hpp"
 
@@ -38,7 +39,13 @@ unsigned position_of(const leaf* l, permutation perm, std::uint64_t key, bool& e
 
 tree::tree() : root_(new leaf(node_version::root_bit, 0)) {}
 
-tree::~tree() { free_subtree(root_.load(std::memory_order_relaxed)); }
+tree::tree(incll& engine, node_base* root, unsigned height) : root_(root), height_(height), d_(&engine) {
+    engine.attach(&root_, &height_);
+}
+
+tree::~tree() {
+    if (d_ == nullptr) free_subtree(root_.load(std::memory_order_relaxed));  // a pool's nodes stay
+}
 
 leaf* tree::lock_leaf(std::uint64_t key) noexcept {
     std::uint64_t v;
@@ -56,12 +63,17 @@ leaf* tree::lock_leaf(std::uint64_t key) noexcept {
 }
 
 bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
+    std::optional<incll::op_scope> scope;
+    if (d_ != nullptr) scope.emplace(d_);
     leaf* l = lock_leaf(key);
     permutation perm(l->perm.load(std::memory_order_relaxed));
     bool equal = false;
     const unsigned p = position_of(l, perm, key, equal);
     if (equal) {  // LP: the value's store (a reader sees the old or the new value, both whole)
-        if (assign) l->value(perm[p]).store(value, std::memory_order_release);
+        if (assign) {
+            if (d_ != nullptr) d_->before_value_store(l, perm[p]);
+            l->value(perm[p]).store(value, std::memory_order_release);
+        }
         l->version.unlock();
         return false;
     }
@@ -77,15 +89,19 @@ bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
         l->version.mark_insert();
         l->modstate = leaf::modstate_insert;
     }
+    if (d_ != nullptr) d_->before_slot_write(l, slot);
     l->keys[slot].store(key, std::memory_order_release);
     l->value(slot).store(value, std::memory_order_release);
     perm.insert_from_back(p);
+    if (d_ != nullptr) d_->before_perm_store(l);
     l->perm.store(perm.value(), std::memory_order_release);  // LP: the key set's one store
     l->version.unlock();
     return true;
 }
 
-bool tree::erase(std::uint64_t key) noexcept {
+bool tree::erase(std::uint64_t key) {
+    std::optional<incll::op_scope> scope;
+    if (d_ != nullptr) scope.emplace(d_);
     leaf* l = lock_leaf(key);
     permutation perm(l->perm.load(std::memory_order_relaxed));
     bool equal = false;
@@ -95,6 +111,7 @@ bool tree::erase(std::uint64_t key) noexcept {
         return false;
     }
     perm.remove(p);
+    if (d_ != nullptr) d_->before_perm_store(l);
     l->perm.store(perm.value(), std::memory_order_release);  // LP
     l->modstate = leaf::modstate_remove;
     l->version.unlock();

@@ -9,28 +9,30 @@
 // one layer: no key longer than 8 bytes yet) and 8-byte values stored in the leaf.
 //
 // The leaf's line layout is the one InCLL ([NVM] ch. 3, L919-953, L1063-1078) needs, so that
-// the durable tree adds its undo words without moving anything; in this volatile tree the
-// words marked "InCLL" are reserved and stay 0:
+// the durable tree adds its undo words without moving anything; in the volatile tree the
+// words marked "InCLL" stay 0:
 //   line 0  version | parent | permutation | permutation_incll (InCLL) | node_epoch (InCLL) |
 //           low_key | next | modstate
 //           -- the permutation, its undo copy and the epoch of the copy share one line, so
 //              "permutation_incll := permutation; node_epoch := current; permutation := new"
 //              reaches the media in that order without a write-back between (same-line order)
 //   line 1  keys 0-7
-//   line 2  keys 8-13 | 2 spare words
+//   line 2  keys 8-13 | dirty_epoch | logged_epoch (InCLL bookkeeping, not state)
 //   line 3  values 0-6 | value_incll[0] (InCLL: slot index, old value, low epoch bits)
 //   line 4  values 7-13 | value_incll[1]
 // Five lines, 320 bytes; the static_asserts below hold the layout.
 // The interior node: line 0 version | parent | nkeys | keys 0-4, then keys 5-14 and children
-// 0-15 (320 bytes). InCLL logs interior nodes in its external per-thread log, so nothing is
-// reserved in them.
+// 0-15 | dirty_epoch | logged_epoch (320 bytes). InCLL logs interior nodes in its external
+// per-thread log, so they hold no undo words. Links (parent, next, children) are self-relative
+// (rel_ptr.hpp), so a pool of nodes may be mapped anywhere.
 //
 // What differs from Masstree: the leaf's lower bound is its own field (Masstree reads it from
 // slot 0 and therefore never reuses slot 0 for another key); no prev pointer (no reverse
 // scans), no key suffixes, no layers; nodes are never removed or merged (see tree.hpp).
 //
-// Crash consistency: not yet (tree-volatile). Every field readers share is an atomic word;
-// `modstate` is read and written only under the node's lock.
+// Crash consistency: the durable tree's argument is in incll.hpp. Every field readers share is
+// an atomic word; `modstate` and the bookkeeping words are read and written only under the
+// node's lock.
 #pragma once
 
 #include <atomic>
@@ -39,6 +41,7 @@
 
 #include "ferrite/index/node_version.hpp"
 #include "ferrite/index/permutation.hpp"
+#include "ferrite/index/rel_ptr.hpp"
 
 namespace ferrite::index {
 
@@ -47,7 +50,7 @@ struct interior;
 struct node_base {
     explicit node_base(std::uint64_t v) noexcept : version(v) {}
     node_version version;
-    std::atomic<interior*> parent{nullptr};  // changed under the parent's lock (its split)
+    atomic_rel_ptr<interior> parent;  // changed under the parent's lock (its split)
     // The leaf bit is fixed at creation, so this needs no stable version (and does not wait
     // for a node another writer holds marked).
     bool is_leaf() const noexcept { return node_version::is_leaf(version.peek()); }
@@ -63,18 +66,20 @@ struct alignas(64) leaf : node_base {
 
     // line 0
     std::atomic<std::uint64_t> perm{permutation::empty(width).value()};
-    std::uint64_t permutation_incll = 0;  // InCLL (reserved)
-    std::uint64_t node_epoch = 0;         // InCLL (reserved)
+    std::atomic<std::uint64_t> permutation_incll{0};  // InCLL: the permutation at the start of node_epoch
+    std::atomic<std::uint64_t> node_epoch{0};         // InCLL: the epoch permutation_incll belongs to
     const std::uint64_t low_key;          // fixed for the leaf's life: leaves never merge
-    std::atomic<leaf*> next{nullptr};
+    atomic_rel_ptr<leaf> next;
     std::uint64_t modstate = modstate_insert;  // under the lock: a slot was freed by erase
     // lines 1-2
     std::atomic<std::uint64_t> keys[width] = {};
-    std::uint64_t spare[2] = {};
+    // InCLL bookkeeping (durable tree; written under the lock, reset by recovery, not state):
+    std::uint64_t dirty_epoch = 0;   // epoch * 32 + the lines written in it (bit i: line i); on that epoch's dirty list
+    std::uint64_t logged_epoch = 0;  // the epoch the leaf went to the external undo log in
     // lines 3-4
     struct alignas(64) value_line {
         std::atomic<std::uint64_t> values[values_per_line] = {};
-        std::uint64_t value_incll = 0;  // InCLL (reserved)
+        std::atomic<std::uint64_t> value_incll{0};  // InCLL: incll_words.hpp
     } value_lines[2];
 
     std::atomic<std::uint64_t>& value(unsigned slot) noexcept {
@@ -92,7 +97,8 @@ struct alignas(64) interior : node_base {
 
     std::atomic<std::uint64_t> nkeys{0};
     std::atomic<std::uint64_t> keys[max_keys] = {};
-    std::atomic<node_base*> children[max_keys + 1] = {};
+    atomic_rel_ptr<node_base> children[max_keys + 1];
+    std::uint64_t dirty_epoch = 0, logged_epoch = 0;  // InCLL bookkeeping, as the leaf's
 
     // The child whose range holds `key`: child i holds [keys[i-1], keys[i]). Reads without
     // the lock may see a node in the middle of a change (the caller validates the version);

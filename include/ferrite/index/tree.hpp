@@ -55,8 +55,9 @@
 // linearizable; scans are as described above. The scan callback runs with no lock held and
 // may call back into the tree.
 //
-// Crash consistency: none (tree-volatile). The durable tree of issue 21 item 2 adds InCLL's
-// per-line undo words (nodes.hpp lays them out) and its epochs; its argument goes here.
+// Crash consistency: none in tree-volatile (d_ null). The durable tree (durable_tree.hpp)
+// constructs it over an InCLL engine (incll.hpp, where the argument is): every store to a node
+// is preceded by the engine's hook for it (one predictable branch each in tree-volatile).
 #pragma once
 
 #include <cstddef>
@@ -64,6 +65,7 @@
 #include <limits>
 #include <optional>
 
+#include "ferrite/index/incll.hpp"
 #include "ferrite/index/nodes.hpp"
 
 namespace ferrite::index {
@@ -71,6 +73,9 @@ namespace ferrite::index {
 class tree {
 public:
     tree();
+    // The durable tree's (durable_tree.hpp): adopts a recovered root in the engine's pool
+    // region; every write goes through the engine's hooks; the destructor frees nothing.
+    tree(incll& engine, node_base* root, unsigned height);
     ~tree();
     tree(const tree&) = delete;
     tree& operator=(const tree&) = delete;
@@ -82,8 +87,8 @@ public:
     bool insert_or_assign(std::uint64_t key, std::uint64_t value) { return put(key, value, true); }
     // Sets key -> value only if the key is absent; true if it inserted. Throws as insert_or_assign.
     bool insert(std::uint64_t key, std::uint64_t value) { return put(key, value, false); }
-    // Removes `key`; true if it was present.
-    bool erase(std::uint64_t key) noexcept;
+    // Removes `key`; true if it was present. (Durable tree: may end a full log's epoch first.)
+    bool erase(std::uint64_t key);
 
     // Calls f(key, value) for the keys >= from in increasing order, at most `limit` of them;
     // returns how many it called f for.
@@ -125,6 +130,7 @@ private:
     // Puts (separator, right) above left and right (both locked, marked); unlocks them.
     void insert_upward(node_base* left, node_base* right, std::uint64_t separator);
     interior* locked_parent(node_base* n) noexcept;
+    interior* new_interior(std::uint64_t version) noexcept;
 
     template <class F>
     std::size_t scan_impl(std::uint64_t lo, std::uint64_t hi, bool limited, std::size_t limit, F& f) const {
@@ -150,6 +156,7 @@ private:
 
     std::atomic<node_base*> root_;
     std::atomic<unsigned> height_{1};  // levels; grows under the old root's lock (the stock's size)
+    incll* const d_ = nullptr;         // the durable tree's engine; null: tree-volatile
 };
 
 }  // namespace ferrite::index

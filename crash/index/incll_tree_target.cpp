@@ -1,0 +1,210 @@
+// crash/index/incll_tree_target.cpp: `incll-tree`, the durable tree (index/durable_tree.hpp,
+// InCLL) with several writer threads, leaf and interior splits, root growth and epoch ends
+// in the middle of them.
+//
+// Setup (not observed): a region in the pool's root, a tree with 2 writer shards and small
+// external logs (a full log ends its epoch: that path runs too), preloaded with 112 keys so
+// that the root is an interior node close to full and the run splits it and grows the root.
+// Thread t's operation i draws a key from (seed, t, i) in a range shared by all threads (so
+// they meet in leaves and splits) and inserts, assigns (half the values too wide for an
+// in-line undo word) or erases it; every fifth operation is a sync() instead, which records
+// the epoch it made durable. Epochs end only at sync() or a full log (no ticker: the
+// interleaving stays a function of the seed).
+// The tree's before_commit hook, run at each epoch end while no writer is inside an
+// operation, keeps a copy of the tree's contents: the state that epoch commits.
+//
+// recover(): open (validation, external log rollback, per-leaf rollback, the commit line's
+// bump), then a second life (below), all observed, so a crash during recovery may land in it.
+// Checker (buffered durability): the recovered tree's workload keys equal the copy kept at
+// the end of some epoch >= the one every sync() that returned before the crash made durable,
+// and the second life's keys are exactly what it wrote. Then the recovered tree must keep
+// working: inserts that split, erases, a sync, a clean reopen, all checked against the copy
+// continued.
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "index_targets.hpp"
+#include "ferrite/index/durable_tree.hpp"
+#include "ferrite/sim/rng.hpp"
+
+namespace ferrite::crash::index_targets {
+namespace {
+
+using index::durable_tree;
+using contents_map = std::map<std::uint64_t, std::uint64_t>;
+
+constexpr std::uint64_t key_range = 192;
+constexpr std::uint64_t arena_nodes = 160;
+constexpr std::uint64_t preload = 112;
+
+index::incll_options tree_options() {
+    index::incll_options o;
+    o.epoch_length = std::chrono::milliseconds(0);
+    o.shards = 2;
+    o.log_entries = 24;
+    return o;
+}
+std::uint64_t region_bytes() { return durable_tree::region_bytes(arena_nodes, tree_options()); }
+
+contents_map contents_of(const durable_tree& t) {
+    contents_map m;
+    t.scan(0, std::numeric_limits<std::size_t>::max(), [&](std::uint64_t k, std::uint64_t v) { m.emplace(k, v); });
+    return m;
+}
+
+std::string show(const contents_map& m) {
+    std::string s = std::to_string(m.size()) + " keys {";
+    std::size_t n = 0;
+    for (const auto& [k, v] : m) {
+        if (n++ == 12) {
+            s.append(" ...");
+            break;
+        }
+        s.append(" ").append(std::to_string(k)).append(":").append(std::to_string(v));
+    }
+    return s.append(" }");
+}
+
+// The first difference between two contents, for the violation's line.
+std::string first_difference(const contents_map& got, const contents_map& want) {
+    for (const auto& [k, v] : want) {
+        auto it = got.find(k);
+        if (it == got.end()) return "key " + std::to_string(k) + " missing";
+        if (it->second != v) return "key " + std::to_string(k) + " holds " + std::to_string(it->second) + ", not " + std::to_string(v);
+    }
+    for (const auto& [k, v] : got)
+        if (!want.contains(k)) return "key " + std::to_string(k) + " (" + std::to_string(v) + ") invented";
+    return "";
+}
+
+class tree_workload final : public sim::workload {
+public:
+    tree_workload(pmem::pool& p, const sim::run_config& c)
+        : config_(c), progress_(c.threads), synced_(c.threads * c.ops_per_thread) {
+        region_ = static_cast<std::byte*>(p.root_bytes(region_bytes()));
+        auto o = tree_options();
+        o.before_commit = [this](std::uint64_t epoch) {
+            auto m = contents_of(*tree_);
+            std::lock_guard g(mutex_);
+            history_[epoch] = std::move(m);
+        };
+        tree_ = durable_tree::create(region_, region_bytes(), o);
+        for (std::uint64_t i = 0; i < preload; ++i) tree_->insert(i * key_range / preload, i);
+        tree_->sync();
+    }
+
+    void run_thread(unsigned tid) override {
+        for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
+            const std::uint64_t r = sim::mix(config_.seed, tid * 1000003 + i);
+            const std::uint64_t key = r % key_range;
+            const std::uint64_t value = (r >> 40) & 1 ? r : (r >> 48);  // wide or narrow
+            progress_.begin(tid);
+            if (i % 5 == 4) {
+                synced_[tid * config_.ops_per_thread + i].store(tree_->sync(), std::memory_order_release);
+            } else {
+                switch ((r >> 32) % 4) {
+                    case 0: tree_->erase(key); break;
+                    case 1: tree_->insert(key, value); break;
+                    default: tree_->insert_or_assign(key, value); break;
+                }
+            }
+            progress_.end(tid);
+        }
+    }
+
+    const sim::op_progress& progress() const noexcept override { return progress_; }
+
+    // Recovery, then a second life under observation too: keys above the workload's range
+    // (new leaves, splits of the last leaf and its parent, an update) and a sync. A crash
+    // during recovery may land in the second life, so what recovery leaves for the run after
+    // it (the commit line it bumps, the rollback it fences) is crash-tested as well. Run
+    // again on its own result, it converges: the second life's writes are idempotent.
+    void recover(pmem::pool& image) const override {
+        auto t = durable_tree::open(static_cast<std::byte*>(image.root_bytes(region_bytes())), region_bytes(), tree_options());
+        for (const auto& [k, v] : second_life()) t->insert_or_assign(k, v + 1);
+        for (const auto& [k, v] : second_life()) t->insert_or_assign(k, v);
+        t->sync();
+    }
+    static contents_map second_life() {
+        contents_map m;
+        for (std::uint64_t j = 0; j < 24; ++j) m[key_range + 1 + j * 2] = (j % 2) ? j : ~j;  // narrow and wide values
+        return m;
+    }
+
+    std::string verify(pmem::pool& image, const sim::progress_snapshot& at_crash) const override {
+        std::uint64_t at_least = 0;  // the newest epoch a returned sync() made durable
+        for (unsigned t = 0; t < config_.threads; ++t)
+            for (std::uint64_t i = 4; i < at_crash[t].completed; i += 5)
+                at_least = std::max(at_least, synced_[t * config_.ops_per_thread + i].load(std::memory_order_acquire));
+        auto* region = static_cast<std::byte*>(image.root_bytes(region_bytes()));
+        auto t = durable_tree::open(region, region_bytes(), tree_options());
+        // The workload's keys must be the contents at the end of an epoch >= at_least (the
+        // second life's commits renumber the state epoch, so the epoch is found by content);
+        // the second life's keys exactly what it wrote.
+        contents_map got = contents_of(*t), high;
+        for (auto it = got.lower_bound(key_range); it != got.end();) {
+            high.insert(*it);
+            it = got.erase(it);
+        }
+        contents_map want = second_life();
+        if (high != want) return "the second life's keys after recovery: " + first_difference(high, want);
+        std::uint64_t matched = 0;
+        {
+            std::lock_guard g(mutex_);
+            for (auto it = history_.lower_bound(at_least); it != history_.end() && matched == 0; ++it)
+                if (it->second == got) matched = it->first;
+            if (matched == 0) {
+                auto it = history_.lower_bound(at_least);
+                return "recovered tree equals no epoch end >= " + std::to_string(at_least) + " (a returned sync()'s); got " +
+                       show(got) + (it == history_.end() ? std::string() : ", first difference from epoch " + std::to_string(it->first) + ": " + first_difference(got, it->second));
+            }
+            for (const auto& [k, v] : history_.at(matched)) want[k] = v;
+        }
+        // The recovered tree keeps working: new keys (splits), erases, a sync, a reopen.
+        for (std::uint64_t k = 0; k < 40; ++k) {
+            const std::uint64_t key = key_range + 1000 + k * 3;
+            t->insert_or_assign(key, k);
+            want[key] = k;
+        }
+        for (std::uint64_t k = 0; k < key_range; k += 7) {
+            t->erase(k);
+            want.erase(k);
+        }
+        t->sync();
+        t.reset();
+        auto u = durable_tree::open(region, region_bytes(), tree_options());
+        const contents_map again = contents_of(*u);
+        if (again != want) return "after recovery, new writes, sync and reopen: " + first_difference(again, want);
+        return {};
+    }
+
+private:
+    sim::run_config config_;
+    sim::op_progress progress_;
+    std::vector<std::atomic<std::uint64_t>> synced_;  // per (thread, op): the epoch a sync() returned
+    mutable std::mutex mutex_;
+    std::map<std::uint64_t, contents_map> history_;  // the contents at the end of each epoch
+    std::byte* region_ = nullptr;
+    std::unique_ptr<durable_tree> tree_;  // last: destroyed (its closing sync runs the hook) first
+};
+
+}  // namespace
+
+void register_incll_tree_target(sim::target_registry& r) {
+    r.add(std::make_unique<sim::simple_target>(
+        sim::simple_target(
+            "incll-tree",
+            "the durable Masstree-style tree (InCLL): writers on shared keys, leaf and interior splits, root growth, "
+            "epoch ends by sync() and full logs; recovered contents must equal the end of an epoch >= every returned sync()",
+            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<tree_workload>(p, c); },
+            [](const sim::run_config&) { return region_bytes() + (64 << 10); })
+            .with_mutation_scope({"src/index/", "include/ferrite/index/"})));
+}
+
+}  // namespace ferrite::crash::index_targets

@@ -1,0 +1,186 @@
+// ferrite/index/incll.hpp: InCLL, in-cache-line logging with user-space epochs: what makes
+// the index's tree (tree.hpp) durable. The tree calls the hooks below before each store to a
+// node; durable_tree.hpp puts the two together over a pool region (incll_layout.hpp).
+//
+// Algorithm: [NVM] ch. 3 (docs/references.md; thesis L793-1174), in user space.
+// Time is cut into epochs (default 64 ms). After a crash the tree is rolled back to its state
+// at the end of the last durable epoch D: buffered durability. Within an epoch E:
+//   * a leaf's permutation change (insert, erase): if node_epoch != E, first
+//     permutation_incll := permutation, node_epoch := E, then the new permutation. The three
+//     words share line 0 (nodes.hpp), stored in that order: the media holds a prefix of a
+//     line's stores, so a new permutation on the media implies its undo copy. No pwb, no fence.
+//   * an insert writes its key and value into a slot that was free at the start of E (the
+//     permutation rollback frees it again). If the slot was live at the start of E (insert
+//     after remove in one epoch) the leaf goes to the external log first.
+//   * an update of a value that was live at the start of E: the value line's undo word
+//     (incll_words.hpp) := (slot, old value, E), then the value, in one line. A second slot of
+//     the same line in the same epoch, or an old value wider than 44 bits: external log.
+//   * everything else (a split rewrites its leaf; interior nodes; the parent's insert) first
+//     copies the whole node into the thread's external undo log (once per node per epoch:
+//     logged_epoch), write-back of the entry, one pfence, then the change.
+//   * the first writer of a node in E puts it on its shard's dirty list (dirty_epoch), and
+//     every writer notes which of its five lines it wrote: the boundary writes back only
+//     those (an update dirties one value line, not the leaf). New nodes go on it whole when
+//     made; they are unreachable after a rollback and their arena space is reclaimed by the
+//     rollback of the allocation counter.
+// Epoch boundary (sync(), or the ticker every epoch_length): every writer shard is locked
+// (writers hold their shard's lock for the whole operation, so none is between two stores),
+// the dirty nodes' written lines are written back (pwb), ONE pfence for all of them,
+// then the commit line (incll_layout.hpp) records the root, the arena counter and
+// durable_epoch := E, written back and fenced: two fences per epoch, none per operation.
+// With the no-write-back backend the pwbs cost nothing and the boundary is the two fences.
+// If the low 16 bits of the next epoch wrap, every leaf's value undo words are cleared
+// (written back, fenced) before it starts, so no stale word can alias a later epoch.
+// An epoch in which nothing was written ends without any persistence instruction.
+//
+// Recovery (durable_tree.cpp, incll_recovery.cpp): roll back every external log entry of
+// epoch D+1 (whole, by its checksum), then every leaf: node_epoch == D+1 restores the
+// permutation from permutation_incll; an undo word of epoch D+1 restores its value; every
+// undo word is cleared; locks and volatile bookkeeping are reset. Then durable_epoch := D+1
+// (its state is D's), so the next run's epoch D+2 can never match a stale entry or word.
+//
+// What differs from the thesis, and why:
+//   * no wbinvd and no kernel module: the dirty lists name the lines to write back, so the
+//     boundary costs pwbs for the nodes written in the epoch, not a whole-cache flush.
+//   * the epoch boundary quiesces writers through per-shard locks (a thread takes its
+//     shard's lock, uncontended, for each write) instead of the thesis's global barrier; no
+//     thread limit, no fixed addresses (links are self-relative, rel_ptr.hpp).
+//   * Fig. 3.5 line 14 records the old epoch in nodeEpoch; here the current one (E) is
+//     recorded, which is what recovery compares against (notes: the pseudocode defect).
+//   * values are 8 bytes: an old value that does not fit the undo word's 44 bits is
+//     logged externally.
+//   * eager recovery (every reachable node is visited at open) instead of the lazy,
+//     lock-array-guarded recovery: a step, issue 21 item 4 keeps the lazy one open.
+//   * allocation is a bump arena whose counter each commit records; nodes are never freed
+//     (tree.hpp), so the arena needs no free list. Nodes reserved by a shard and not used
+//     when the process stops stay allocated (at most a few per shard and restart).
+//
+// Crash consistency, in one line per case: a store the media holds from a failed epoch is
+// either in a slot that was free at the start of that epoch (undone by the permutation's
+// rollback), or behind an in-line undo word in its own line (same-line order), or in a node
+// whose external log entry was fenced before the store; the commit line names a root and an
+// arena counter only with the durable_epoch whose dirty nodes were fenced before it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ferrite/index/incll_layout.hpp"
+#include "ferrite/index/nodes.hpp"
+
+namespace ferrite::index {
+
+struct incll_options {
+    // How often the ticker ends an epoch; 0: no ticker, epochs end only at sync().
+    std::chrono::milliseconds epoch_length{64};
+    unsigned shards = 16;       // writer shards (a thread uses shard (its number % shards))
+    unsigned log_entries = 64;  // external log entries per shard (>= 24)
+    // Called at each epoch boundary with every writer quiesced, before the write-backs, with
+    // the epoch that is ending (tests and the crash target snapshot the tree here).
+    std::function<void(std::uint64_t)> before_commit;
+};
+
+class incll {
+public:
+    // Over a region that holds a formatted, recovered tree (durable_tree.cpp).
+    incll(std::byte* region, const incll_options& options);
+    ~incll();
+    incll(const incll&) = delete;
+    incll& operator=(const incll&) = delete;
+
+    // The tree's root and height (the commit records the root; the height sizes reservations).
+    void attach(std::atomic<node_base*>* root, std::atomic<unsigned>* height);
+    void start_ticker();
+    void stop_ticker() noexcept;
+
+    // Ends the current epoch if anything was written in it and waits until it is durable;
+    // returns the epoch whose end state is now durable (state_epoch()): a crash from now on
+    // recovers that state or a later epoch's.
+    std::uint64_t sync();
+    std::uint64_t current_epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
+    std::uint64_t durable_epoch() const noexcept;
+    std::uint64_t state_epoch() const noexcept;  // the epoch whose end the durable state is
+
+    // A writer operation: holds the calling thread's shard (and keeps the epoch from ending).
+    class op_scope {
+    public:
+        explicit op_scope(incll* e);
+        ~op_scope();
+        op_scope(const op_scope&) = delete;
+        op_scope& operator=(const op_scope&) = delete;
+
+    private:
+        incll* e_;
+    };
+
+    // Hooks, called inside an op_scope with the node locked, before the store they name.
+    void before_perm_store(leaf* l);
+    void before_slot_write(leaf* l, unsigned slot);
+    void before_value_store(leaf* l, unsigned slot);
+    void before_rewrite(node_base* n);
+    // Allocation, inside an op_scope: reserve() before anything is changed (throws
+    // out_of_memory if the arena is full), then make_*() takes reserved nodes.
+    void reserve(unsigned nodes);
+    leaf* make_leaf(std::uint64_t version, std::uint64_t low) noexcept;
+    interior* make_interior(std::uint64_t version) noexcept;
+
+    std::uint64_t offset_of(const void* p) const noexcept {
+        return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - region_);
+    }
+    std::uint64_t allocated() const noexcept { return bump_.load(std::memory_order_relaxed); }
+
+    struct stats {
+        std::uint64_t commits = 0, nodes_written_back = 0, external_entries = 0;
+    };
+    stats statistics() const noexcept;
+
+private:
+    struct alignas(64) shard {
+        std::atomic<std::uint32_t> lock{0};
+        unsigned log_used = 0;
+        incll_layout::log_entry* log = nullptr;
+        std::vector<node_base*> dirty;
+        std::vector<void*> stock;  // reserved arena nodes
+    };
+    shard& mine() noexcept;
+    void lock_shard(shard& s) noexcept;
+    static void unlock_shard(shard& s) noexcept { s.lock.store(0, std::memory_order_release); }
+    // Puts n on the dirty list of the current epoch (first time) and notes the lines written.
+    void touch(node_base* n, unsigned lines) noexcept;
+    void log_node(node_base* n) noexcept;
+    void* take_node() noexcept;
+    void scrub_value_words();
+    void ticker_loop();
+    incll_layout::commit_line& commit() const noexcept {
+        return *reinterpret_cast<incll_layout::commit_line*>(region_ + 64);
+    }
+
+    std::byte* const region_;
+    incll_options options_;
+    const incll_layout::geometry geometry_;
+    std::unique_ptr<shard[]> shards_;
+    std::atomic<std::uint64_t> epoch_;
+    std::atomic<std::uint64_t> bump_;
+    std::atomic<node_base*>* root_ = nullptr;
+    std::atomic<unsigned>* height_ = nullptr;
+    // One epoch end at a time. A spin lock that waits through pmem::wait_hint, not a mutex: the
+    // crash simulator runs one thread at a time and passes its token only at wait hints and
+    // persistence events, so a thread blocked in a mutex would hold the token forever.
+    std::atomic<std::uint32_t> advance_{0};
+    std::atomic<std::uint64_t> commits_{0}, written_back_{0};
+    std::atomic<std::uint64_t> external_{0};
+    std::mutex ticker_mutex_;
+    std::condition_variable ticker_cv_;
+    bool ticker_stop_ = false;
+    std::thread ticker_;
+};
+
+}  // namespace ferrite::index

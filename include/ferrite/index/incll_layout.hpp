@@ -1,0 +1,71 @@
+// ferrite/index/incll_layout.hpp: what the durable tree (durable_tree.hpp) keeps in its pool
+// region, line by line. Offsets are from the region's start, so the region may be mapped
+// anywhere.
+//
+//   line 0   geometry: magic, layout version, region bytes, shards, log entries per shard,
+//            arena offset, arena nodes (written once by create, read-only after)
+//   line 1   commit line: durable_epoch, then two commit slots {root offset, nodes allocated,
+//            state epoch}; the epoch E commit writes slot[E & 1] and then durable_epoch := E
+//            (one line: the media holds a prefix of these stores in program order, so a
+//            durable_epoch of E implies slot[E & 1] of E; slot[(E-1) & 1] is not touched)
+//   then     the external undo logs: `shards` logs of `log_entries` entries of 384 bytes
+//   then     the node arena: `arena_nodes` nodes of 320 bytes (leaves and interior nodes),
+//            allocated by a bump counter that each commit records
+//
+// A log entry is one header line {epoch, node offset, checksum} and the node's five lines as
+// they were before the epoch's first rewrite of the node; the checksum (FNV-1a over the
+// epoch, the offset and the image) tells a whole entry from a torn one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ferrite/index/nodes.hpp"
+
+namespace ferrite::index::incll_layout {
+
+inline constexpr std::uint64_t magic = 0x4c4c434e49727266ull;  // "frrINCLL"
+inline constexpr std::uint64_t layout_version = 1;
+inline constexpr std::uint64_t node_bytes = 320;
+static_assert(sizeof(leaf) == node_bytes && sizeof(interior) == node_bytes);
+
+struct geometry {
+    std::uint64_t magic;
+    std::uint64_t version;
+    std::uint64_t region_bytes;
+    std::uint64_t shards;
+    std::uint64_t log_entries;
+    std::uint64_t logs_offset;
+    std::uint64_t arena_offset;
+    std::uint64_t arena_nodes;
+};
+static_assert(sizeof(geometry) == 64);
+
+struct commit_slot {
+    std::uint64_t root;         // node offset of the root
+    std::uint64_t allocated;    // arena nodes in use
+    std::uint64_t state_epoch;  // the epoch whose end the tree state is
+};
+struct alignas(64) commit_line {
+    std::uint64_t durable_epoch;
+    commit_slot slots[2];
+    std::uint64_t spare;
+};
+static_assert(sizeof(commit_line) == 64);
+
+struct alignas(64) log_entry {
+    std::uint64_t epoch;
+    std::uint64_t node;  // node offset
+    std::uint64_t checksum;
+    std::uint64_t spare[5];
+    std::uint64_t image[node_bytes / 8];
+};
+static_assert(sizeof(log_entry) == 384);
+
+inline constexpr std::uint64_t header_bytes = 128;  // geometry + commit line
+
+constexpr std::uint64_t bytes_for(std::uint64_t shards, std::uint64_t log_entries, std::uint64_t arena_nodes) noexcept {
+    return header_bytes + shards * log_entries * sizeof(log_entry) + arena_nodes * node_bytes;
+}
+
+}  // namespace ferrite::index::incll_layout

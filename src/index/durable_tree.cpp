@@ -1,0 +1,88 @@
+// src/index/durable_tree.cpp: the durable tree's life (durable_tree.hpp): formatting a
+// region, opening one (recovery first: incll_recovery.cpp), closing (a last sync).
+//
+// create()'s commit point is the geometry's magic word: everything else (the logs' epoch
+// words, the root leaf, the commit line naming epoch 1) is written back and fenced before
+// the magic is stored, written back and fenced. A region without the magic is refused by
+// open() as damaged.
+#include "ferrite/index/durable_tree.hpp"
+
+#include <new>
+#include <string>
+
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::index {
+namespace {
+
+namespace layout = incll_layout;
+
+void check_options(const incll_options& o) {
+    if (o.shards == 0 || o.shards > 4096) throw usage_error("durable tree: shards must be 1..4096");
+    if (o.log_entries < 24 || o.log_entries > (1u << 20)) throw usage_error("durable tree: log entries must be 24..2^20");
+}
+
+}  // namespace
+
+std::uint64_t durable_tree::region_bytes(std::uint64_t nodes, const incll_options& options) {
+    check_options(options);
+    return layout::bytes_for(options.shards, options.log_entries, nodes);
+}
+
+std::unique_ptr<durable_tree> durable_tree::create(std::byte* region, std::uint64_t bytes, incll_options options) {
+    check_options(options);
+    if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0) throw usage_error("durable tree: the region must be 64-byte aligned");
+    const std::uint64_t fixed = layout::bytes_for(options.shards, options.log_entries, 0);
+    if (bytes < fixed + 4 * layout::node_bytes) throw usage_error("durable tree: the region is too small");
+    layout::geometry g{};
+    g.magic = 0;
+    g.version = layout::layout_version;
+    g.region_bytes = bytes;
+    g.shards = options.shards;
+    g.log_entries = options.log_entries;
+    g.logs_offset = layout::header_bytes;
+    g.arena_offset = fixed;
+    g.arena_nodes = (bytes - fixed) / layout::node_bytes;
+    auto* geometry = reinterpret_cast<layout::geometry*>(region);
+    *geometry = g;
+    auto* logs = reinterpret_cast<layout::log_entry*>(region + g.logs_offset);
+    for (std::uint64_t i = 0; i < g.shards * g.log_entries; ++i) {
+        logs[i].epoch = 0;
+        pmem::pwb(&logs[i]);
+    }
+    auto* root = new (region + g.arena_offset) leaf(node_version::root_bit, 0);
+    pmem::pwb_range(root, layout::node_bytes);
+    auto* c = reinterpret_cast<layout::commit_line*>(region + 64);
+    *c = layout::commit_line{};
+    c->slots[1] = layout::commit_slot{g.arena_offset, 1, 1};
+    c->durable_epoch = 1;
+    pmem::pwb(c);
+    pmem::pwb(geometry);
+    pmem::pfence();
+    geometry->magic = layout::magic;  // the commit point
+    pmem::pwb(geometry);
+    pmem::pfence();
+    return open(region, bytes, std::move(options));
+}
+
+std::unique_ptr<durable_tree> durable_tree::open(std::byte* region, std::uint64_t bytes, incll_options options) {
+    check_options(options);
+    const incll_recovered r = incll_recover(region, bytes);
+    return std::unique_ptr<durable_tree>(new durable_tree(region, options, r));
+}
+
+durable_tree::durable_tree(std::byte* region, const incll_options& options, incll_recovered r)
+    : engine_(std::make_unique<incll>(region, options)), tree_(std::make_unique<tree>(*engine_, r.root, r.height)) {
+    engine_->start_ticker();
+}
+
+durable_tree::~durable_tree() {
+    engine_->stop_ticker();
+    try {
+        engine_->sync();
+    } catch (...) {  // a before_commit hook's: the epoch stays undone, as after a crash
+    }
+}
+
+}  // namespace ferrite::index

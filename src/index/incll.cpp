@@ -1,0 +1,309 @@
+// src/index/incll.cpp: InCLL's run-time half (incll.hpp): writer shards, the in-line undo
+// words, the external undo log, node allocation and the epoch boundary. Recovery is in
+// incll_recovery.cpp.
+#include "ferrite/index/incll.hpp"
+
+#include <algorithm>
+#include <new>
+#include <string>
+
+#include "ferrite/error.hpp"
+#include "ferrite/index/incll_words.hpp"
+#include "ferrite/pmem/checksum.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::index {
+namespace {
+
+namespace layout = incll_layout;
+namespace words = incll_words;
+
+std::atomic<unsigned> next_thread_number{0};
+
+constexpr unsigned all_lines = 31;
+constexpr unsigned line_bit(unsigned line) noexcept { return 1u << line; }
+constexpr unsigned key_line(unsigned slot) noexcept { return line_bit(1 + slot / 8); }
+constexpr unsigned value_line(unsigned slot) noexcept { return line_bit(3 + slot / leaf::values_per_line); }
+
+// Waits through pmem::wait_hint (the crash simulator passes its token there).
+void spin_lock(std::atomic<std::uint32_t>& lock) noexcept {
+    for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
+        while (lock.load(std::memory_order_relaxed) != 0) {
+            pmem::wait_hint();
+            if (++spins % 64 == 0) std::this_thread::yield();
+        }
+    }
+}
+
+std::uint64_t& dirty_epoch_of(node_base* n) noexcept {
+    return n->is_leaf() ? static_cast<leaf*>(n)->dirty_epoch : static_cast<interior*>(n)->dirty_epoch;
+}
+std::uint64_t& logged_epoch_of(node_base* n) noexcept {
+    return n->is_leaf() ? static_cast<leaf*>(n)->logged_epoch : static_cast<interior*>(n)->logged_epoch;
+}
+// The leaf's permutation at the start of the current epoch e.
+permutation start_permutation(const leaf* l, std::uint64_t e) noexcept {
+    if (l->node_epoch.load(std::memory_order_relaxed) == e)
+        return permutation(l->permutation_incll.load(std::memory_order_relaxed));
+    return permutation(l->perm.load(std::memory_order_relaxed));
+}
+
+}  // namespace
+
+incll::incll(std::byte* region, const incll_options& options)
+    : region_(region), options_(options), geometry_(*reinterpret_cast<const layout::geometry*>(region)) {
+    shards_ = std::make_unique<shard[]>(geometry_.shards);
+    auto* logs = reinterpret_cast<layout::log_entry*>(region_ + geometry_.logs_offset);
+    for (std::uint64_t i = 0; i < geometry_.shards; ++i) shards_[i].log = logs + i * geometry_.log_entries;
+    const std::uint64_t d = durable_epoch();
+    epoch_.store(d + 1, std::memory_order_relaxed);
+    bump_.store(commit().slots[d & 1].allocated, std::memory_order_relaxed);
+}
+
+incll::~incll() { stop_ticker(); }
+
+void incll::attach(std::atomic<node_base*>* root, std::atomic<unsigned>* height) {
+    root_ = root;
+    height_ = height;
+}
+
+std::uint64_t incll::durable_epoch() const noexcept {
+    return std::atomic_ref<std::uint64_t>(commit().durable_epoch).load(std::memory_order_acquire);
+}
+std::uint64_t incll::state_epoch() const noexcept {
+    const std::uint64_t d = durable_epoch();
+    return commit().slots[d & 1].state_epoch;
+}
+
+incll::shard& incll::mine() noexcept {
+    thread_local const unsigned number = next_thread_number.fetch_add(1, std::memory_order_relaxed);
+    return shards_[number % geometry_.shards];
+}
+
+void incll::lock_shard(shard& s) noexcept { spin_lock(s.lock); }
+
+incll::op_scope::op_scope(incll* e) : e_(e) {
+    shard& s = e->mine();
+    for (;;) {
+        e->lock_shard(s);
+        // Room in the external log for this operation: its leaf and one node per level.
+        const unsigned need = e->height_->load(std::memory_order_relaxed) + 2;
+        if (s.log_used + need <= e->geometry_.log_entries) return;
+        unlock_shard(s);
+        e->sync();  // the log is full: end the epoch (which empties every log)
+    }
+}
+
+incll::op_scope::~op_scope() { unlock_shard(e_->mine()); }
+
+void incll::touch(node_base* n, unsigned lines) noexcept {
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    std::uint64_t& d = dirty_epoch_of(n);
+    if ((d >> 5) == e) {
+        d |= lines;
+        return;
+    }
+    d = (e << 5) | lines;
+    mine().dirty.push_back(n);  // std::bad_alloc here ends the process (noexcept)
+}
+
+void incll::log_node(node_base* n) noexcept {
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    std::uint64_t& logged = logged_epoch_of(n);
+    if (logged == e) return;
+    shard& s = mine();
+    layout::log_entry& entry = s.log[s.log_used++];  // op_scope made room
+    entry.epoch = e;
+    entry.node = offset_of(n);
+    auto* words_of_node = reinterpret_cast<std::uint64_t*>(n);
+    for (unsigned i = 0; i < layout::node_bytes / 8; ++i)
+        entry.image[i] = std::atomic_ref<std::uint64_t>(words_of_node[i]).load(std::memory_order_relaxed);
+    std::uint64_t h = pmem::fnv1a64(&entry.epoch, 16);
+    entry.checksum = pmem::fnv1a64(entry.image, sizeof(entry.image), h);
+    pmem::pwb_range(&entry, sizeof(entry));
+    pmem::pfence();  // the entry is durable before the node's first change in this epoch
+    logged = e;
+    external_.fetch_add(1, std::memory_order_relaxed);
+    touch(n, all_lines);  // a logged node may be rewritten whole
+}
+
+void incll::before_perm_store(leaf* l) {
+    touch(l, line_bit(0));
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    if (l->logged_epoch == e) return;
+    if (l->node_epoch.load(std::memory_order_relaxed) != e) {
+        // Line 0, in this order (the caller's release store of the permutation comes last).
+        l->permutation_incll.store(l->perm.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        l->node_epoch.store(e, std::memory_order_release);
+    }
+}
+
+void incll::before_slot_write(leaf* l, unsigned slot) {
+    touch(l, key_line(slot) | value_line(slot));
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    if (l->logged_epoch == e) return;
+    if (words::is_live(start_permutation(l, e), slot)) log_node(l);  // insert after remove
+}
+
+void incll::before_value_store(leaf* l, unsigned slot) {
+    touch(l, value_line(slot));
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    if (l->logged_epoch == e) return;
+    if (!words::is_live(start_permutation(l, e), slot)) return;  // inserted in this epoch
+    auto& line = l->value_lines[slot / leaf::values_per_line];
+    const unsigned index = slot % leaf::values_per_line;
+    const auto w = words::decode(line.value_incll.load(std::memory_order_relaxed));
+    if (w && words::same_epoch(w->low_epoch, e)) {
+        if (w->index != index) log_node(l);  // a second slot of this line in this epoch
+        return;
+    }
+    const std::uint64_t old = line.values[index].load(std::memory_order_relaxed);
+    if (old > words::max_logged_value) {
+        log_node(l);
+        return;
+    }
+    line.value_incll.store(words::encode(index, old, e), std::memory_order_release);  // before the value
+}
+
+void incll::before_rewrite(node_base* n) {
+    touch(n, all_lines);
+    log_node(n);
+}
+
+void incll::reserve(unsigned nodes) {
+    shard& s = mine();
+    while (s.stock.size() < nodes) {
+        std::uint64_t at = bump_.load(std::memory_order_relaxed);
+        do {
+            if (at >= geometry_.arena_nodes) {
+                std::string m = "durable tree: the node arena is full (";
+                m.append(std::to_string(geometry_.arena_nodes)).append(" nodes)");
+                throw out_of_memory(m);
+            }
+        } while (!bump_.compare_exchange_weak(at, at + 1, std::memory_order_relaxed));
+        s.stock.push_back(region_ + geometry_.arena_offset + at * layout::node_bytes);
+    }
+}
+
+void* incll::take_node() noexcept {
+    shard& s = mine();
+    if (s.stock.empty()) {
+        // The tree grew by more than one level since reserve() (as the volatile tree's stock).
+        const std::uint64_t at = bump_.fetch_add(1, std::memory_order_relaxed);
+        if (at >= geometry_.arena_nodes) std::terminate();
+        return region_ + geometry_.arena_offset + at * layout::node_bytes;
+    }
+    void* p = s.stock.back();
+    s.stock.pop_back();
+    return p;
+}
+
+leaf* incll::make_leaf(std::uint64_t version, std::uint64_t low) noexcept {
+    auto* l = new (take_node()) leaf(version, low);
+    l->logged_epoch = epoch_.load(std::memory_order_relaxed);  // new: unreachable after a rollback
+    touch(l, all_lines);
+    return l;
+}
+
+interior* incll::make_interior(std::uint64_t version) noexcept {
+    auto* n = new (take_node()) interior(version);
+    n->logged_epoch = epoch_.load(std::memory_order_relaxed);
+    touch(n, all_lines);
+    return n;
+}
+
+std::uint64_t incll::sync() {
+    spin_lock(advance_);
+    const std::uint64_t n = geometry_.shards;
+    for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);
+    struct unlock_all {
+        incll* e;
+        ~unlock_all() {
+            for (std::uint64_t i = 0; i < e->geometry_.shards; ++i) unlock_shard(e->shards_[i]);
+            e->advance_.store(0, std::memory_order_release);
+        }
+    } unlocker{this};
+    bool any = false;
+    for (std::uint64_t i = 0; i < n && !any; ++i) any = !shards_[i].dirty.empty();
+    if (!any) return state_epoch();  // nothing written since: that state is durable
+
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    if (options_.before_commit) options_.before_commit(e);
+    for (std::uint64_t i = 0; i < n; ++i)
+        for (node_base* d : shards_[i].dirty) {
+            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
+            const auto* base = reinterpret_cast<const std::byte*>(d);
+            for (unsigned line = 0; line < 5; ++line)
+                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
+            written_back_.fetch_add(1, std::memory_order_relaxed);
+        }
+    pmem::pfence();  // every node written in epoch e is durable ...
+    auto& c = commit();
+    auto& slot = c.slots[e & 1];
+    slot.root = offset_of(root_->load(std::memory_order_relaxed));
+    slot.allocated = bump_.load(std::memory_order_relaxed);
+    slot.state_epoch = e;
+    std::atomic_ref<std::uint64_t>(c.durable_epoch).store(e, std::memory_order_release);  // ... before this
+    pmem::pwb(&c);
+    pmem::pfence();
+    commits_.fetch_add(1, std::memory_order_relaxed);
+    if (((e + 1) & words::epoch_mask) == 0) scrub_value_words();
+    epoch_.store(e + 1, std::memory_order_release);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        shards_[i].dirty.clear();
+        shards_[i].log_used = 0;
+    }
+    return e;
+}
+
+void incll::scrub_value_words() {
+    node_base* n = root_->load(std::memory_order_relaxed);
+    while (!n->is_leaf()) n = static_cast<interior*>(n)->children[0].load(std::memory_order_relaxed);
+    bool wrote = false;
+    for (leaf* l = static_cast<leaf*>(n); l != nullptr; l = l->next.load(std::memory_order_relaxed))
+        for (auto& line : l->value_lines)
+            if (line.value_incll.load(std::memory_order_relaxed) != 0) {
+                line.value_incll.store(0, std::memory_order_relaxed);
+                pmem::pwb(&line);
+                wrote = true;
+            }
+    if (wrote) pmem::pfence();
+}
+
+void incll::start_ticker() {
+    if (options_.epoch_length.count() <= 0 || ticker_.joinable()) return;
+    ticker_stop_ = false;
+    ticker_ = std::thread([this] { ticker_loop(); });
+}
+
+void incll::stop_ticker() noexcept {
+    if (!ticker_.joinable()) return;
+    {
+        std::lock_guard g(ticker_mutex_);
+        ticker_stop_ = true;
+    }
+    ticker_cv_.notify_all();
+    ticker_.join();
+}
+
+void incll::ticker_loop() {
+    std::unique_lock g(ticker_mutex_);
+    while (!ticker_cv_.wait_for(g, options_.epoch_length, [this] { return ticker_stop_; })) {
+        g.unlock();
+        try {
+            sync();
+        } catch (...) {  // a before_commit hook's exception: the next tick tries again
+        }
+        g.lock();
+    }
+}
+
+incll::stats incll::statistics() const noexcept {
+    stats s;
+    s.commits = commits_.load(std::memory_order_relaxed);
+    s.nodes_written_back = written_back_.load(std::memory_order_relaxed);
+    s.external_entries = external_.load(std::memory_order_relaxed);
+    return s;
+}
+
+}  // namespace ferrite::index
