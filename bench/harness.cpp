@@ -592,6 +592,10 @@ std::optional<subject_options> ablation_from_string(std::string_view name) noexc
         o.one_fence = false;
         return o;
     }
+    if (name == "grown") {  // split-ordered hash sets: no expected_size, the buckets grown by the prefill
+        o.presized = false;
+        return o;
+    }
     if (name == "no-nt-no-futex") {
         o.nt_stores = false;
         o.futex_wait = false;
@@ -607,6 +611,7 @@ std::string ablation_name(const subject_options& o) {
     if (!o.elimination) s += s.empty() ? "no-elimination" : "-no-elimination";
     if (!o.tid_claims) s += s.empty() ? "no-tid-claims" : "-no-tid-claims";
     if (!o.one_fence) s += s.empty() ? "two-fence" : "-two-fence";
+    if (!o.presized) s += s.empty() ? "grown" : "-grown";
     return s.empty() ? "none" : s;
 }
 

@@ -71,6 +71,8 @@ struct subject_options {
     bool elimination = true; // push/pop elimination inside a combining batch
     bool tid_claims = true;  // DFC: one thread per thread id enforced (dfc_tid_claims.hpp)
     bool one_fence = true;   // PFC vector/stack: one pfence per pass (false: the previous two-fence pushes)
+    bool presized = true;    // split-ordered hash sets: buckets ready for the prefill (expected_size;
+                             // false: grown from one bucket by the prefill's inserts)
 };
 
 // make() returns a subject that already holds initial_size elements (the subject fills

@@ -48,10 +48,11 @@ concept has_upsert = requires(Table& t, const key_type& k, const value_type& v) 
 // Create options for a table that the prefill fills with n keys: its buckets made ready for
 // them (expected_size), as the log-free baseline's fixed bucket array is sized from --keys;
 // set-growth starts from growth_start_keys, so its growth is still measured.
+// The ablation `grown` (subject_options::presized false) leaves them to the growth.
 template <class Table>
-typename Table::options sized_for(std::uint64_t n) {
+typename Table::options sized_for(std::uint64_t n, const subject_options& s) {
     typename Table::options o{};
-    o.expected_size = n;
+    o.expected_size = s.presized ? n : 0;
     return o;
 }
 
@@ -108,7 +109,7 @@ public:
         : pool_(c.pool_dir, set_pool::heap_bytes_for(c.capacity_hint, c.initial_size)),
           layout_(l),
           sinks_(std::max(1u, c.threads)) {
-        table_.emplace(Table::create(pool_.pool(), pool_.heap(), pool_.anchor(), l, sized_for<Table>(c.initial_size)));
+        table_.emplace(Table::create(pool_.pool(), pool_.heap(), pool_.anchor(), l, sized_for<Table>(c.initial_size, c.options)));
         pool_.persist_anchor();
         prefill(*table_, c.initial_size, l);
     }
@@ -152,7 +153,7 @@ public:
     using table = sets::soft_table<key_type, value_type, sets::soft::no_persistence>;
 
     explicit volatile_table_subject(const subject_config& c)
-        : table_(table::create_volatile(sets::set_layout::hash, sized_for<table>(c.initial_size))),
+        : table_(table::create_volatile(sets::set_layout::hash, sized_for<table>(c.initial_size, c.options))),
           sinks_(std::max(1u, c.threads)) {
         prefill(table_, c.initial_size, sets::set_layout::hash);
     }
