@@ -5,8 +5,8 @@
 // (analysis.hpp) on every function with a body but the skipped ones, and prints the reports
 // to stdout: text, or JSON lines when FERRITE_FLOW_FORMAT=json. Functions are summarised
 // callees first (summary.hpp), then each is analysed with its callees' summaries; ferrite's
-// own pmem layer is summarised but not reported on (its primitives are the instructions
-// events.hpp names, and its flushes of whole ranges are its job). The driver
+// pmem primitives (primitives.hpp and their slow paths) are summarised but not reported on
+// (they are the instructions events.hpp names, and their flushes of whole ranges are their job). The driver
 // (flow/ferrite-flow.in) runs it as `opt -load-pass-plugin=... -passes=...,ferrite-flow`.
 // It changes no IR.
 #include <cstdlib>
@@ -16,6 +16,7 @@
 
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DebugInfoMetadata.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
@@ -56,10 +57,21 @@ bool summarised(const llvm::Function& f, const annotated& a) {
     return !f.isDeclaration() && a.skipped.count(&f) == 0;
 }
 
+// The primitives' own code (ferrite/pmem/primitives.hpp and its slow paths): by file, so
+// that the rest of ferrite::pmem (the pool's roots table, its header) is reported on.
+bool primitive(const llvm::Function& f) {
+    const llvm::DISubprogram* sp = f.getSubprogram();
+    if (sp == nullptr) {
+        const std::string name = llvm::demangle(f.getName().str());
+        return std::string_view(name).substr(0, 15) == "ferrite::pmem::";
+    }
+    const std::string_view file = sp->getFilename();
+    return file.find("ferrite/pmem/primitives.hpp") != std::string_view::npos ||
+           file.find("pmem/primitives.cpp") != std::string_view::npos;
+}
+
 bool reported(const llvm::Function& f, const annotated& a) {
-    if (!summarised(f, a)) return false;
-    const std::string name = llvm::demangle(f.getName().str());
-    return std::string_view(name).substr(0, 15) != "ferrite::pmem::";
+    return summarised(f, a) && !primitive(f);
 }
 
 // Callees before callers (direct calls; a cycle is cut where the walk meets it again).
