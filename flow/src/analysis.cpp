@@ -132,9 +132,11 @@ private:
     const llvm::Value* canonical(const llvm::Value& read) {
         if (auto it = canonical_of_.find(&read); it != canonical_of_.end()) return it->second;
         std::optional<place> from;
+        bool getter = false;
         if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&read)) {
             from = locate(load->getPointerOperand());
         } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&read)) {
+            getter = true;
             const llvm::Function* callee = call->getCalledFunction();
             const passthrough* p = callee != nullptr ? returned(*callee) : nullptr;
             if (p != nullptr && p->load && p->arg < call->arg_size()) {
@@ -145,7 +147,10 @@ private:
         const llvm::Value* out = &read;
         if (from && from->offset)
             out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
-        if (from && from->skip) skipped_.insert(out);  // what a volatile field owns is volatile
+        // What a volatile container owns is volatile: an element reached through a getter
+        // of a FERRITE_FLOW_SKIP field (a std::vector's operator[]). A pointer loaded from
+        // such a field may point into the pool: not skipped.
+        if (from && from->skip && getter) skipped_.insert(out);
         canonical_of_[&read] = out;
         return out;
     }
@@ -357,7 +362,7 @@ private:
     };
     std::map<const llvm::Value*, const llvm::Value*> canonical_of_;  // memo of canonical()
     std::map<location, const llvm::Value*> canonical_at_;           // (object, offset) -> its value
-    std::set<const llvm::Value*> skipped_;  // pointers read from FERRITE_FLOW_SKIP fields
+    std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
     std::function<const llvm::Value*(const llvm::Value&)> canonical_ = [this](const llvm::Value& v) {
         return canonical(v);
     };
