@@ -2,7 +2,7 @@
 """ferrite-flow against flush mutation testing: the agreement table of docs/flow.md (issue 22).
 
     scripts/flow-agreement.py [-B build/release] [--targets a,b,...] [--crashes 2000]
-        [--jobs 2] [--max-units 4] [--json out.json] [--markdown out.md] [--ground-truth earlier.json]
+        [--jobs 2] [--max-units 3] [--json out.json] [--markdown out.md] [--ground-truth earlier.json]
 
 Ground truth: for every persistence site (pwb, pfence, psync, NT store) that
 `ferrite crashtest TARGET --mutate all` switches off, the crash simulator says whether the
@@ -12,11 +12,14 @@ A site killed by any target is necessary.
 Static side: for every such site, the script removes the call from the source (in a copy:
 clang's -ivfsoverlay puts the copy in place of the file, so the tree is never touched), runs
 ferrite-flow on the translation units that contain the site (the .cpp itself, or the units
-of the CLI's build whose dependencies name the header, at most --max-units of them, library
-units first) and compares the reports with the unmutated run's: a report that was not there
+of the CLI's build whose dependencies name the header and that hold the function around
+the site, as the plugin lists them with FERRITE_FLOW_FUNCTIONS; at most --max-units of
+them, library units first) and compares the reports with the unmutated run's: a report that was not there
 before is ferrite-flow finding the removal. Removing a pwb / pfence / psync replaces the call
 by nothing; removing an NT store keeps the data as a plain store (nt_store: `*p = v`,
-nt_memcpy: memcpy), as the simulator does.
+nt_memcpy: memcpy), as the simulator does. A site in a call to a helper that hands its
+caller's location to its pwb (linkfree's flush_insert / flush_delete) is removed by keeping
+the helper's fence only (the simulator switches off that caller's write-back alone).
 
 Table: necessary sites found (recall), redundant sites called double flushes, and every
 report of the unmutated runs, each contradicted by the simulator (the campaigns with no site
@@ -39,6 +42,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REMOVED = "static_cast<void>(0)"
+PRIMITIVES = {"pwb", "pwb_range", "pwb_range_pair", "pfence", "psync", "nt_store", "nt_memcpy"}
+# Helpers that pass their caller's location on to a pwb (the site is the caller's): the
+# mutant keeps the helper's fence and drops its write-back (linkfree_node.hpp).
+FORWARDING = {"flush_insert": "ferrite::pmem::pfence()", "flush_delete": "ferrite::pmem::pfence()"}
 
 
 def crashtest(cli, target, crashes):
@@ -96,12 +103,21 @@ def unit_rank(path):
     return (next((i for i, p in enumerate(order) if rel.startswith(p)), len(order)), rel)
 
 
-def site_units(site_file, headers, max_units):
-    path = os.path.join(ROOT, site_file)
+def site_units(site_file, headers):
+    """The units that include the site's file (the file itself for a .cpp), tests and benches left out."""
+    path = os.path.realpath(os.path.join(ROOT, site_file))
     if path.endswith(".cpp"):
         return [path]
-    units = [u for u in headers.get(os.path.realpath(path), ()) if not os.path.relpath(u, ROOT).startswith(("tests/", "bench/"))]
-    return sorted(units, key=unit_rank)[:max_units]
+    return sorted(u for u in headers.get(path, ()) if not os.path.relpath(u, ROOT).startswith(("tests/", "bench/")))
+
+
+def source_path(file, unit):
+    """A debug-info file name as a path from the repository root (None outside it)."""
+    for base in (ROOT, os.path.dirname(unit)):
+        path = os.path.realpath(os.path.join(base, file))
+        if os.path.exists(path) and path.startswith(ROOT + os.sep):
+            return os.path.relpath(path, ROOT)
+    return None
 
 
 def split_args(text):
@@ -130,6 +146,13 @@ def remove_site(source, line, column):
     while start > 0 and (source[start - 1].isalnum() or source[start - 1] in "_:"):
         start -= 1
     name = source[start:at].split("::")[-1]
+    if name not in PRIMITIVES and name not in FORWARDING:
+        raise ValueError(f"the call at {line}:{column} is {name}(), not a persistence primitive")
+    if name in FORWARDING:  # the object expression goes too: `curr->flush_insert()`
+        while source[start - 2:start] == "->" or source[start - 1:start] == ".":
+            start -= 2 if source[start - 2:start] == "->" else 1
+            while start > 0 and (source[start - 1].isalnum() or source[start - 1] in "_"):
+                start -= 1
     depth, end = 0, at
     while True:
         ch = source[end]
@@ -139,7 +162,9 @@ def remove_site(source, line, column):
             break
         end += 1
     args = split_args(source[at + 1:end])
-    if name == "nt_store":
+    if name in FORWARDING:
+        repl = FORWARDING[name]
+    elif name == "nt_store":
         repl = f"static_cast<void>(*({args[0]}) = ({args[1]}))"
     elif name == "nt_memcpy":
         repl = f"static_cast<void>(__builtin_memcpy({args[0]}, {args[1]}, {args[2]}))"
@@ -167,7 +192,7 @@ def main():
     ap.add_argument("--targets", help="comma-separated crashtest targets (default: all but the seeded buggy-*)")
     ap.add_argument("--crashes", type=int, default=2000)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--max-units", type=int, default=4)
+    ap.add_argument("--max-units", type=int, default=3)
     ap.add_argument("--ground-truth", help="take the simulator's verdicts from an earlier --json output "
                     "instead of running the mutation campaigns (the tree must not have moved since)")
     ap.add_argument("--json")
@@ -195,17 +220,35 @@ def main():
     print(f"mutation testing: {len(targets)} targets, {len(sites)} sites, {t_mutation:.0f} s", file=sys.stderr)
 
     headers = units_by_header(build)
-    plan = {sid: site_units(sid.rsplit(":", 2)[0], headers, a.max_units) for sid in sites}
-    all_units = sorted({u for us in plan.values() for u in us})
+    candidates = {sid: site_units(sid.rsplit(":", 2)[0], headers) for sid in sites}
+    all_units = sorted({u for us in candidates.values() for u in us})
     t1 = time.monotonic()
-    # The unmutated reports of each set of units a site is checked on (one set per file).
-    unit_sets = sorted({tuple(us) for us in plan.values() if us})
+    # The unmutated reports of each unit, and the functions each unit holds (the plugin lists
+    # them): a site is checked on the units that hold the function around it.
+    listing = os.path.join(tempfile.mkdtemp(prefix="flow-agreement-"), "functions.txt")
+    os.environ["FERRITE_FLOW_FUNCTIONS"] = listing
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        runs = list(pool.map(lambda us: flow(driver, build, list(us), []), unit_sets))
-    before = {us: collections.Counter(key(r) for r in reports) for us, reports in zip(unit_sets, runs)}
+        runs = list(pool.map(lambda u: flow(driver, build, [u], []), all_units))
+    del os.environ["FERRITE_FLOW_FUNCTIONS"]
+    per_unit = {u: collections.Counter(key(r) for r in reports) for u, reports in zip(all_units, runs)}
+    held = collections.defaultdict(set)  # (file, first line of a function) -> units
+    starts = collections.defaultdict(set)  # file -> first lines of its functions
+    with open(listing) as f:
+        for row in f:
+            unit, file, line = row.rstrip("\n").split("\t")
+            rel = source_path(file, unit)
+            if rel is not None:
+                held[(rel, int(line))].add(os.path.realpath(unit))
+                starts[rel].add(int(line))
+    plan = {}
+    for sid in sites:
+        rel, line, _ = sid.rsplit(":", 2)
+        first = max((l for l in starts.get(rel, ()) if l <= int(line)), default=None)
+        units = [u for u in candidates[sid] if first is not None and u in held[(rel, first)]]
+        plan[sid] = sorted(units, key=unit_rank)[:a.max_units]
     baseline = collections.Counter()
-    for reports in runs:  # each report once, however many units show it
-        for k in {key(r) for r in reports}:
+    for counter in per_unit.values():  # each report once, however many units show it
+        for k in counter:
             baseline[k] = 1
     print(f"unmutated: {len(all_units)} units, {len(baseline)} distinct reports, {time.monotonic() - t1:.0f} s",
           file=sys.stderr)
@@ -235,8 +278,14 @@ def main():
         with open(overlay, "w") as f:
             json.dump({"version": 0, "use-external-names": False,
                        "roots": [{"name": path, "type": "file", "external-contents": copy}]}, f)
-        reports = flow(driver, build, units, [f"-ivfsoverlay{overlay}"])
-        new = collections.Counter(key(r) for r in reports) - before[tuple(units)]
+        try:
+            reports = flow(driver, build, units, [f"-ivfsoverlay{overlay}"])
+        except RuntimeError as e:
+            row["note"] = "the mutant does not compile: " + next(
+                (l for l in str(e).splitlines() if "error:" in l), str(e)[:200])
+            return row
+        before = sum((per_unit[u] for u in units), collections.Counter())
+        new = collections.Counter(key(r) for r in reports) - before
         row["removed"] = name
         row["new"] = sorted(f"{k[0]}:{k[1]} [{k[2]}]" for k in new)
         row["reported"] = bool(new)

@@ -221,7 +221,13 @@ private:
                                    "durable: its store at " + line_col(first) +
                                        " is not written back and fenced first"});
         }
-        if (!p.sentinel) return;
+        if (p.sentinel) check_pair(p, span, inst, s, out);
+    }
+
+    // A store to a sentinel field (at `inst`, a store or a call that stores it): every other
+    // pending persistent store must be written back and fenced first.
+    void check_pair(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                    const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
         const llvm::Instruction* first = nullptr;
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence) continue;
@@ -294,6 +300,8 @@ private:
                               pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
             if (p.stack) continue;
             const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            if (persistent(p) && p.sentinel && out != nullptr)  // an atomic's store() to a sentinel
+                check_pair(p, p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt, call, s, *out);
             if (persistent(p)) s.d[{p.object, l}] = {pd.written_back ? dur::flush : dur::write, &call};
             s.f.erase({p.object, l});
         }
