@@ -355,8 +355,8 @@ private:
     Heap* heap_;
     deque_header* h_;
     deque_options opts_;
-    Trace trace_;
-    std::vector<slot_type*> lists_[4];  // combiner's scratch, indexed by deque_op (pushes, pops)
+    Trace trace_ FERRITE_FLOW_SKIP;
+    std::vector<slot_type*> lists_[4] FERRITE_FLOW_SKIP;  // combiner's scratch, indexed by deque_op (pushes, pops)
 };
 
 }  // namespace ferrite::containers

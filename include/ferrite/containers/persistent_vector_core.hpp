@@ -415,9 +415,9 @@ private:
     Heap* heap_;
     vector_header* h_;
     vector_options opts_;
-    Trace trace_;
-    std::vector<slot_type*> pushes_, pops_, swaps_;  // combiner's scratch
-    std::vector<T> values_;
+    Trace trace_ FERRITE_FLOW_SKIP;
+    std::vector<slot_type*> pushes_ FERRITE_FLOW_SKIP, pops_ FERRITE_FLOW_SKIP, swaps_ FERRITE_FLOW_SKIP;  // combiner's scratch
+    std::vector<T> values_ FERRITE_FLOW_SKIP;
 };
 
 }  // namespace ferrite::containers
