@@ -326,7 +326,7 @@ bool soft_engine::live(const item_header& item, std::int64_t now) const {
   return !is_expired(item.expires_at, now) && !flushes_.flushed(item.cas, item.stored_at, now);
 }
 
-std::uint64_t soft_engine::next_cas(stripe& s) {
+FERRITE_FLOW_ROOT std::uint64_t soft_engine::next_cas(stripe& s) {
   const std::uint64_t generation = cas_generation_.load(std::memory_order_acquire);
   if (s.next_cas == s.cas_end || s.cas_generation != generation) {
     std::lock_guard held(high_water_lock_);
@@ -394,7 +394,7 @@ void soft_engine::drop(stripe& s, const key_digest& digest, std::uint64_t offset
   counters_.items.fetch_sub(1, std::memory_order_relaxed);
 }
 
-store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::string_view key, std::string_view head,
+FERRITE_FLOW_ROOT store_outcome soft_engine::publish(stripe& s, const key_digest& digest, std::string_view key, std::string_view head,
                                    std::string_view tail, std::uint32_t flags, std::int64_t expires_at,
                                    std::int64_t now, std::uint64_t replaced) {
   const std::size_t value_bytes = head.size() + tail.size();
@@ -521,7 +521,7 @@ remove_result soft_engine::remove(std::string_view key, std::uint64_t compare_ca
   return remove_result::deleted;
 }
 
-touch_result soft_engine::touch(std::string_view key, std::int64_t expires_at, std::int64_t now) {
+FERRITE_FLOW_ROOT touch_result soft_engine::touch(std::string_view key, std::int64_t expires_at, std::int64_t now) {
   const key_digest digest = digest_of(key, {root_->seeds[0], root_->seeds[1]});
   stripe& s = stripe_of(digest);
   std::unique_lock held(s.lock);

@@ -129,7 +129,7 @@ public:
         refs_ = refs_of(p);
     }
 
-    void run_thread(unsigned tid) override {
+    FERRITE_FLOW_ROOT void run_thread(unsigned tid) override {
         auto& mine = refs_[tid];
         replay plan(config_.seed, tid);
         for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
@@ -167,7 +167,7 @@ public:
 
     const sim::op_progress& progress() const noexcept override { return progress_; }
 
-    void recover(pmem::pool& image) const override {
+    FERRITE_FLOW_ROOT void recover(pmem::pool& image) const override {
         auto heap = buddy_heap::open(image, header_of(image)->heap_offset);
         heap.recover();
         auto* refs = refs_of(image);

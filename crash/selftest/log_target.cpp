@@ -93,7 +93,7 @@ public:
     }
 
 private:
-    void append(const thread_log& log, std::uint64_t i, std::uint64_t v) const {
+    FERRITE_FLOW_ROOT void append(const thread_log& log, std::uint64_t i, std::uint64_t v) const {
         auto* entry = &log.entries[i];
         switch (flavour_) {
             case flavour::correct:

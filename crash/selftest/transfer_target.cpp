@@ -73,7 +73,7 @@ public:
 
     const sim::op_progress& progress() const noexcept override { return progress_; }
 
-    void recover(pmem::pool& image) const override {
+    FERRITE_FLOW_ROOT void recover(pmem::pool& image) const override {
         auto* all = accounts_of(image);
         for (unsigned t = 0; t < config_.threads; ++t) {
             auto& acc = all[t];
@@ -118,7 +118,7 @@ private:
         return static_cast<thread_accounts*>(p.root_bytes(config_.threads * sizeof(thread_accounts)));
     }
 
-    static void transfer(thread_accounts& acc, std::uint64_t x) {
+    FERRITE_FLOW_ROOT static void transfer(thread_accounts& acc, std::uint64_t x) {
         acc.log.old_a = acc.a.balance;
         acc.log.old_b = acc.b.balance;
         acc.log.valid = 1;  // same line as the old values: persists no earlier than they do

@@ -125,6 +125,36 @@ private:
     }
     passthrough_of through() const { return through_; }
 
+    place locate(const llvm::Value* address) { return place_of(address, layout_, through(), canonical_); }
+
+    // The value that stands for every read of the same (object, constant offset): a load,
+    // or a call to a field getter (place.hpp's canonical_of).
+    const llvm::Value* canonical(const llvm::Value& read) {
+        if (auto it = canonical_of_.find(&read); it != canonical_of_.end()) return it->second;
+        std::optional<place> from;
+        bool getter = false;
+        if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&read)) {
+            from = locate(load->getPointerOperand());
+        } else if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&read)) {
+            getter = true;
+            const llvm::Function* callee = call->getCalledFunction();
+            const passthrough* p = callee != nullptr ? returned(*callee) : nullptr;
+            if (p != nullptr && p->load && p->arg < call->arg_size()) {
+                from = locate(call->getArgOperand(p->arg));
+                if (from->offset) from->offset = *from->offset + *p->load;
+            }
+        }
+        const llvm::Value* out = &read;
+        if (from && from->offset)
+            out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
+        // What a volatile container owns is volatile: an element reached through a getter
+        // of a FERRITE_FLOW_SKIP field (a std::vector's operator[]). A pointer loaded from
+        // such a field may point into the pool: not skipped.
+        if (from && from->skip && getter) skipped_.insert(out);
+        canonical_of_[&read] = out;
+        return out;
+    }
+
     bool earlier(const llvm::Instruction* a, const llvm::Instruction* b) const {
         return order_.at(a) < order_.at(b);
     }
@@ -132,7 +162,7 @@ private:
     // A summary run tracks every store that is not to the stack or a global: the caller
     // decides, with its own places, which of them are persistent.
     bool persistent(const place& p) const {
-        if (p.stack || p.global || p.skip) return false;
+        if (p.stack || p.global || p.skip || skipped_.count(p.object) != 0) return false;
         return root_ || collect_ != nullptr || p.sentinel || p.durable;
     }
 
@@ -154,7 +184,7 @@ private:
     }
 
     void write(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
-        const place p = place_of(e.ptr, layout_, through());
+        const place p = locate(e.ptr);
         if (p.stack) return;
         const auto span = lines(p, e.len);
         const bool tracked = persistent(p);
@@ -178,12 +208,12 @@ private:
     }
 
     void check_publish_and_pair(const event& e, const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
-                                const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
+                                const llvm::Instruction& inst, const state& s, std::vector<report>& out) {
         // A pointer, or a pointer stored as an integer (ptrtoint: an atomic CAS of a pointer).
         const llvm::Value* stored = e.stored;
         if (const auto* cast = llvm::dyn_cast_or_null<llvm::PtrToIntOperator>(stored)) stored = cast->getPointerOperand();
         if (stored != nullptr && stored->getType()->isPointerTy()) {
-            const place target = place_of(stored, layout_, through());
+            const place target = locate(stored);
             if (!target.stack && !target.global && target.object != p.object)
                 if (const auto* first = pending(s, target.object))
                     out.push_back({pattern::durability, &inst,
@@ -191,7 +221,13 @@ private:
                                    "durable: its store at " + line_col(first) +
                                        " is not written back and fenced first"});
         }
-        if (!p.sentinel) return;
+        if (p.sentinel) check_pair(p, span, inst, s, out);
+    }
+
+    // A store to a sentinel field (at `inst`, a store or a call that stores it): every other
+    // pending persistent store must be written back and fenced first.
+    void check_pair(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                    const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
         const llvm::Instruction* first = nullptr;
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence) continue;
@@ -206,7 +242,7 @@ private:
     }
 
     void flush(const event& e, const llvm::Instruction& inst, state& s, std::vector<report>* out) {
-        flush_place(place_of(e.ptr, layout_, through()), e.len, e.kind == event_kind::sync_flush, inst, s, out, true);
+        flush_place(locate(e.ptr), e.len, e.kind == event_kind::sync_flush, inst, s, out, true);
     }
 
     // A write-back of len bytes at p; a callee's (double_flush false) is not checked as a
@@ -255,15 +291,17 @@ private:
     void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
         for (const auto& r : callee.flushes)
             if (r.arg < call.arg_size())
-                flush_place(shifted(place_of(call.getArgOperand(r.arg), layout_, through()), r.offset), r.len, r.sync, call, s, out,
+                flush_place(shifted(locate(call.getArgOperand(r.arg)), r.offset), r.len, r.sync, call, s, out,
                             false);
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
-            place p = shifted(place_of(call.getArgOperand(pd.arg), layout_, through()),
+            place p = shifted(locate(call.getArgOperand(pd.arg)),
                               pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
             if (p.stack) continue;
             const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            if (persistent(p) && p.sentinel && out != nullptr)  // an atomic's store() to a sentinel
+                check_pair(p, p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt, call, s, *out);
             if (persistent(p)) s.d[{p.object, l}] = {pd.written_back ? dur::flush : dur::write, &call};
             s.f.erase({p.object, l});
         }
@@ -330,29 +368,47 @@ private:
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };
+    std::map<const llvm::Value*, const llvm::Value*> canonical_of_;  // memo of canonical()
+    std::map<location, const llvm::Value*> canonical_at_;           // (object, offset) -> its value
+    std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
+    std::function<const llvm::Value*(const llvm::Value&)> canonical_ = [this](const llvm::Value& v) {
+        return canonical(v);
+    };
     const llvm::DataLayout& layout_;
     std::map<const llvm::Instruction*, unsigned> order_;
 };
 
-// The argument (and offset) every return of a pointer-returning function gives back.
+// The argument (and offset) every return of a pointer-returning function gives back, or
+// the pointer field of an argument it loads (passthrough::load).
 std::optional<passthrough> returned_argument(const llvm::Function& f, const summaries& known) {
     if (!f.getReturnType()->isPointerTy()) return std::nullopt;
     const auto through = [&](const llvm::Function& g) -> const passthrough* {
         auto it = known.find(&g);
         return it != known.end() && it->second.returns ? &*it->second.returns : nullptr;
     };
+    const llvm::DataLayout& layout = f.getParent()->getDataLayout();
     std::optional<passthrough> out;
     for (const auto& bb : f) {
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
-        const place p = place_of(ret->getReturnValue(), f.getParent()->getDataLayout(), through);
-        const auto* a = llvm::dyn_cast<llvm::Argument>(p.object);
-        if (a == nullptr) return std::nullopt;
-        if (!out)
-            out = passthrough{a->getArgNo(), p.offset};
-        else if (out->arg != a->getArgNo())
+        const place p = place_of(ret->getReturnValue(), layout, through);
+        passthrough here{0, p.offset, std::nullopt};
+        if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
+            here.arg = a->getArgNo();
+        } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
+            const place from = place_of(load->getPointerOperand(), layout, through);
+            const auto* a2 = llvm::dyn_cast<llvm::Argument>(from.object);
+            if (a2 == nullptr || !from.offset) return std::nullopt;
+            here.arg = a2->getArgNo();
+            here.load = from.offset;
+        } else {
             return std::nullopt;
-        else if (out->offset != p.offset)
+        }
+        if (!out)
+            out = here;
+        else if (out->arg != here.arg || out->load != here.load)
+            return std::nullopt;
+        else if (out->offset != here.offset)
             out->offset.reset();
     }
     return out;

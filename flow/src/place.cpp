@@ -3,6 +3,8 @@
 
 #include <string_view>
 
+#include <llvm/ADT/SmallPtrSet.h>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -20,11 +22,13 @@ const char* annotation_text(const llvm::Value* global_string) {
     return data->getAsCString().data();
 }
 
-place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through) {
+place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through,
+               canonical_of canonical) {
     place out;
     std::int64_t offset = 0;
     bool known = true;
     const llvm::Value* v = address;
+    llvm::SmallPtrSet<const llvm::PHINode*, 4> phis;  // each cursor once
     for (;;) {
         v = v->stripPointerCasts();
         if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v)) {
@@ -53,15 +57,42 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
                     offset += *p->offset;
                 else
                     known = false;
+                if (p->load) {  // a field getter: the object is the field's pointer
+                    if (canonical) v = canonical(*call);
+                    break;
+                }
                 v = call->getArgOperand(p->arg);
                 continue;
             }
         }
+        if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v); phi != nullptr && phis.insert(phi).second) {
+            // A loop's cursor (an iterator, `p = p + 1`): the object its first value not
+            // derived from the cursor itself points into, somewhere in it.
+            const llvm::Value* entry = nullptr;
+            for (const llvm::Value* in : phi->incoming_values()) {
+                const llvm::Value* base = in->stripPointerCasts();
+                while (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(base))
+                    base = gep->getPointerOperand()->stripPointerCasts();
+                if (base != phi) {
+                    entry = in;
+                    break;
+                }
+            }
+            if (entry != nullptr) {
+                known = false;
+                v = entry;
+                continue;
+            }
+        }
+        if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(v); load != nullptr && canonical) v = canonical(*load);
         break;
     }
     out.object = v;
     if (known) out.offset = offset;
-    out.stack = llvm::isa<llvm::AllocaInst>(v);
+    // The function's own stack, or the result object it returns (sret): a value, not memory
+    // the function persists.
+    const auto* arg = llvm::dyn_cast<llvm::Argument>(v);
+    out.stack = llvm::isa<llvm::AllocaInst>(v) || (arg != nullptr && arg->hasStructRetAttr());
     out.global = llvm::isa<llvm::GlobalValue>(v);
     return out;
 }

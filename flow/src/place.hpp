@@ -3,13 +3,18 @@
 // Algorithm: walk the address back through casts, GEPs (accumulating constant offsets) and
 // llvm.ptr.annotation calls (the clang `annotate` attribute on a field, ferrite/pmem/flow.hpp)
 // and calls to accessors that return an argument plus an offset (passthrough, below) to the
-// underlying object: an argument, a load, a call's result, a stack slot or a global.
+// underlying object: an argument, a load, a call's result, a stack slot or a global. Loads
+// of one field are one object (canonical_of, below).
 // The abstract location of FlowNvm ([NVM] chapter 5) is (object, cache line); ferrite-flow
 // keeps the line so that a write-back of the wrong line is told from the right one.
 //
 // Assumes: an object starts on a cache line (ferrite's persistent objects are line-aligned,
 // and a misaligned one only shifts which bytes share a line). A variable index loses the
-// offset: the place is then "somewhere in the object" (line unknown).
+// offset: the place is then "somewhere in the object" (line unknown); so does a loop's
+// cursor (a phi: the object its entry value points into). The result object of a
+// function returning by value (sret) counts as its stack. A pointer field read
+// twice in one function gives one object: a field re-pointed between the two reads is
+// taken for the same object (a missed report, not a false one).
 #pragma once
 
 #include <cstdint>
@@ -40,13 +45,24 @@ struct place {
 // A function that returns one of its pointer arguments plus an offset (an accessor such as
 // std::array::operator[] or a field getter): the walk goes on through the call into that
 // argument. Known from the function's summary (summary.hpp).
+// With `load`, the function returns a pointer it loads from the argument plus *load (a
+// getter of a pointer field plus an offset: `return region_ + k`): the walk then ends at
+// the object canonical_of gives for that field.
 struct passthrough {
     unsigned arg;
     std::optional<std::int64_t> offset;  // nullopt: not a constant
+    std::optional<std::int64_t> load;    // the returned pointer is loaded from arg + *load
 };
 using passthrough_of = llvm::function_ref<const passthrough*(const llvm::Function&)>;
 
-place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through = nullptr);
+// The object that stands for a loaded pointer (a load, or a call to a getter of a pointer
+// field: passthrough::load): the analysis maps every read of one location (object,
+// constant offset) to one value, so a pointer field read twice
+// (`c.base + off` before and after a memset, `log_of(t)` called twice) is one object.
+using canonical_of = llvm::function_ref<const llvm::Value*(const llvm::Value&)>;
+
+place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through = nullptr,
+               canonical_of canonical = nullptr);
 
 // The annotation string of a clang `annotate` attribute's global ("" if it is not one).
 const char* annotation_text(const llvm::Value* global_string);

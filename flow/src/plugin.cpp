@@ -5,22 +5,26 @@
 // (analysis.hpp) on every function with a body but the skipped ones, and prints the reports
 // to stdout: text, or JSON lines when FERRITE_FLOW_FORMAT=json. Functions are summarised
 // callees first (summary.hpp), then each is analysed with its callees' summaries; ferrite's
-// own pmem layer is summarised but not reported on (its primitives are the instructions
-// events.hpp names, and its flushes of whole ranges are its job). The driver
+// pmem primitives (primitives.hpp and their slow paths) are summarised but not reported on
+// (they are the instructions events.hpp names, and their flushes of whole ranges are their job). The driver
 // (flow/ferrite-flow.in) runs it as `opt -load-pass-plugin=... -passes=...,ferrite-flow`.
-// It changes no IR.
+// It changes no IR. With FERRITE_FLOW_FUNCTIONS=PATH it also appends the functions it saw
+// to PATH (list_functions).
 #include <cstdlib>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DebugInfoMetadata.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Passes/PassPlugin.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "analysis.hpp"
@@ -56,10 +60,21 @@ bool summarised(const llvm::Function& f, const annotated& a) {
     return !f.isDeclaration() && a.skipped.count(&f) == 0;
 }
 
+// The primitives' own code (ferrite/pmem/primitives.hpp and its slow paths): by file, so
+// that the rest of ferrite::pmem (the pool's roots table, its header) is reported on.
+bool primitive(const llvm::Function& f) {
+    const llvm::DISubprogram* sp = f.getSubprogram();
+    if (sp == nullptr) {
+        const std::string name = llvm::demangle(f.getName().str());
+        return std::string_view(name).substr(0, 15) == "ferrite::pmem::";
+    }
+    const std::string_view file = sp->getFilename();
+    return file.find("ferrite/pmem/primitives.hpp") != std::string_view::npos ||
+           file.find("pmem/primitives.cpp") != std::string_view::npos;
+}
+
 bool reported(const llvm::Function& f, const annotated& a) {
-    if (!summarised(f, a)) return false;
-    const std::string name = llvm::demangle(f.getName().str());
-    return std::string_view(name).substr(0, 15) != "ferrite::pmem::";
+    return summarised(f, a) && !primitive(f);
 }
 
 // Callees before callers (direct calls; a cycle is cut where the walk meets it again).
@@ -74,6 +89,19 @@ void post_order(const llvm::Function& f, std::set<const llvm::Function*>& seen,
     order.push_back(&f);
 }
 
+// Appends "unit<TAB>file<TAB>line" of every function with a body to `path` (one write per
+// function, so parallel runs can share the file): which units hold which functions, for
+// scripts/flow-agreement.py.
+void list_functions(const llvm::Module& m, const std::vector<const llvm::Function*>& order, const char* path) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Append);
+    if (ec) return;
+    for (const llvm::Function* f : order)
+        if (const llvm::DISubprogram* sp = f->getSubprogram())
+            os << (m.getSourceFileName() + "\t" + sp->getFilename().str() + "\t" + std::to_string(sp->getLine()) +
+                   "\n");
+}
+
 struct flow_pass : llvm::PassInfoMixin<flow_pass> {
     llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&) {
         const annotated a = read_annotations(m);
@@ -86,6 +114,7 @@ struct flow_pass : llvm::PassInfoMixin<flow_pass> {
         std::vector<report> reports;
         for (const llvm::Function* f : order)
             if (reported(*f, a)) analyse_function(*f, a.roots.count(f) != 0, known, reports);
+        if (const char* list = std::getenv("FERRITE_FLOW_FUNCTIONS")) list_functions(m, order, list);
         const char* format = std::getenv("FERRITE_FLOW_FORMAT");
         const bool json = format != nullptr && std::string_view(format) == "json";
         print_reports(llvm::outs(), std::move(reports), json);

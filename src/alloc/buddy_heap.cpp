@@ -11,6 +11,7 @@
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/pool.hpp"
 #include "ferrite/pmem/primitives.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::alloc {
 namespace {
@@ -89,7 +90,7 @@ buddy_heap::buddy_heap(std::byte* base, const heap_geometry& g, bool read_only, 
     if (ph == phase::needs_recovery) check_region();  // the log, the heads and the slots: O(log + orders + slots)
 }
 
-void buddy_heap::format(std::byte* base, const heap_geometry& g) {
+FERRITE_FLOW_ROOT void buddy_heap::format(std::byte* base, const heap_geometry& g) {
     // Everything but the magic, durable; then the magic (commit point of create).
     std::memset(base, 0, g.arena_offset);
     auto* h = reinterpret_cast<heap_header*>(base);

@@ -7,6 +7,7 @@
 
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/primitives.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::alloc {
 
@@ -118,7 +119,7 @@ name_directory::block* name_directory::next(const block* b) const {
 }
 
 // A new formatted block linked after `last` (or registered as the first when last is null).
-name_directory::block* name_directory::add_block(block* last) {
+FERRITE_FLOW_ROOT name_directory::block* name_directory::add_block(block* last) {
     void* mem = heap_->allocate(sizeof(block));  // pending until confirmed below
     auto* b = static_cast<block*>(mem);
     std::memset(b, 0, sizeof(block));

@@ -44,7 +44,7 @@ void write_set::write(std::uint64_t* word, std::uint64_t value) {
     writes_.push_back({word, value});
 }
 
-void undo_log::commit(op_kind kind, write_set& ws) noexcept {
+FERRITE_FLOW_ROOT void undo_log::commit(op_kind kind, write_set& ws) noexcept {
     const auto& writes = ws.writes();
     const std::uint64_t n = writes.size();
     if (n == 0) return;
@@ -115,7 +115,7 @@ std::span<const log_entry> undo_log::armed_entries(const heap_geometry& g) const
     return {entries, n};
 }
 
-void undo_log::rollback(const heap_geometry& g) {
+FERRITE_FLOW_ROOT void undo_log::rollback(const heap_geometry& g) {
     const auto armed = armed_entries(g);  // throws, writing nothing, if the log is damaged
     if (armed.empty()) return;
     const auto* entries = armed.data();
@@ -139,7 +139,7 @@ void undo_log::rollback(const heap_geometry& g) {
     clear_unflushed_ = true;
 }
 
-void undo_log::flush_clear() noexcept {
+FERRITE_FLOW_ROOT void undo_log::flush_clear() noexcept {
     if (!clear_unflushed_) return;
     pmem::pwb(control_);  // durable with the caller's next pfence, before its store returns
     clear_unflushed_ = false;

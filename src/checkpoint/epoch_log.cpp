@@ -8,6 +8,7 @@
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/checksum.hpp"
 #include "ferrite/pmem/primitives.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::checkpoint {
 namespace {
@@ -120,7 +121,7 @@ epoch_log::epoch_log(std::byte* region, const log_geometry& g)
 
 std::byte* epoch_log::log_of(unsigned t) const noexcept { return region_ + header_lines * line + t * geometry_.log_bytes; }
 
-epoch_log epoch_log::create(std::byte* region, std::uint64_t bytes, const log_geometry& g) {
+FERRITE_FLOW_ROOT epoch_log epoch_log::create(std::byte* region, std::uint64_t bytes, const log_geometry& g) {
     const auto need = region_bytes(g);
     if (bytes < need)
         throw usage_error("checkpoint log: the region has " + std::to_string(bytes) + " bytes, the geometry needs " +
@@ -200,7 +201,7 @@ bool epoch_log::append(unsigned t, std::uint64_t epoch, std::uint64_t offset, co
     return true;
 }
 
-void epoch_log::seal(unsigned t) noexcept {
+FERRITE_FLOW_ROOT void epoch_log::seal(unsigned t) noexcept {
     // One pass over the lines this thread wrote since its last seal, its end marker
     // included: a line that holds the end of one record and the start of the next is
     // written back once, not once per record.
@@ -212,7 +213,7 @@ void epoch_log::seal(unsigned t) noexcept {
     pmem::pfence();  // PP: this thread's records of the epoch are durable before it may commit
 }
 
-void epoch_log::commit(std::uint64_t epoch) {
+FERRITE_FLOW_ROOT void epoch_log::commit(std::uint64_t epoch) {
     if (epoch <= committed_epoch())
         throw usage_error("checkpoint log: epoch " + std::to_string(epoch) + " is not after the committed epoch " +
                           std::to_string(committed_epoch()));
@@ -252,7 +253,7 @@ void epoch_log::for_each_record(unsigned t, bool validate, Fn&& fn) const {
     }
 }
 
-replay_stats epoch_log::replay() {
+FERRITE_FLOW_ROOT replay_stats epoch_log::replay() {
     replay_stats stats;
     if (applied_epoch() < committed_epoch()) {
         // The epochs the logs hold records of, in order (an epoch in which nobody marked
@@ -284,7 +285,7 @@ void epoch_log::apply(std::uint64_t offset, const void* bytes, std::uint64_t len
     pmem::pwb_range(image_ + offset, length);
 }
 
-void epoch_log::finish_replay() {
+FERRITE_FLOW_ROOT void epoch_log::finish_replay() {
     if (applied_epoch() < committed_epoch()) {
         pmem::pfence();  // PP: the image holds the epochs before `applied` names them
         *word_at(region_, 2) = committed_epoch();

@@ -8,6 +8,7 @@
 #include "ferrite/error.hpp"
 #include "ferrite/pmem/checksum.hpp"
 #include "ferrite/pmem/primitives.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::checkpoint {
 namespace {
@@ -66,7 +67,7 @@ image_shape read_header(std::byte* block, std::uint64_t usable, std::uint64_t an
 
 }  // namespace
 
-image_store image_store::create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
+FERRITE_FLOW_ROOT image_store image_store::create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                                 const image_shape& shape) {
     const std::uint64_t bytes = header_bytes + region_bytes(shape.geometry);  // usage_error if out of range
     if (bytes > heap.max_allocation())

@@ -22,6 +22,7 @@
 #include "ferrite/pmem/backend.hpp"
 #include "ferrite/pmem/pool_path.hpp"
 #include "ferrite/pmem/primitives.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::pmem {
 namespace {
@@ -319,9 +320,9 @@ bool link_into_place(int fd, std::string& temp_name, const std::filesystem::path
 namespace detail {
 struct pool_core {
     std::filesystem::path path;
-    int fd = -1;
+    int fd FERRITE_FLOW_SKIP = -1;
     bool owns_fd = true;        // false for a private copy (it shares its pool's descriptor)
-    void* map = nullptr;        // struct pmem2_map*
+    void* map FERRITE_FLOW_SKIP = nullptr;  // struct pmem2_map*
     std::byte* base = nullptr;
     std::uint64_t size = 0;
     enum granularity granularity = granularity::page;
@@ -329,12 +330,12 @@ struct pool_core {
     bool private_copy = false;
     bool dax = false;
     bool was_clean = false;
-    bool in_use = false;        // the clean flag was cleared: close() may set it again
-    std::atomic<bool> recovered{false};
-    std::atomic<bool> open{false};
+    bool in_use FERRITE_FLOW_SKIP = false;  // the clean flag was cleared: close() may set it again
+    std::atomic<bool> recovered FERRITE_FLOW_SKIP{false};
+    std::atomic<bool> open FERRITE_FLOW_SKIP{false};
 
     ~pool_core() { release(); }
-    void release() noexcept {
+    FERRITE_FLOW_SKIP void release() noexcept {  // volatile: unmaps, closes
         open.store(false, std::memory_order_release);
         delete_map(map);
         map = nullptr;
@@ -406,7 +407,7 @@ std::uint64_t pool_ref::root_offset(root_id id) const noexcept {
     return 0;
 }
 
-void pool_ref::set_profile(pool_profile p) const {
+FERRITE_FLOW_ROOT void pool_ref::set_profile(pool_profile p) const {
     require_open("set_profile");
     if (core_->read_only) throw usage_error("pool '" + core_->path.string() + "' is open read-only: cannot set its profile");
     auto& word = mutable_header().state.profile;
@@ -420,7 +421,7 @@ void pool_ref::set_profile(pool_profile p) const {
 
 // One entry of the roots table, id and offset in one aligned word: the structure it names is
 // formatted and durable already, so persisting the word is the structure's commit point.
-void pool_ref::register_root(root_id id, std::uint64_t offset, std::string_view what_) const {
+FERRITE_FLOW_ROOT void pool_ref::register_root(root_id id, std::uint64_t offset, std::string_view what_) const {
     const std::string what(what_);
     require_open("register a " + what);
     auto& c = *core_;
@@ -554,7 +555,7 @@ pool pool::create(const std::filesystem::path& name, std::string_view layout, st
     }
     return p;
 }
-void* pool_ref::root_bytes(std::size_t bytes, std::size_t alignment) const {
+FERRITE_FLOW_ROOT void* pool_ref::root_bytes(std::size_t bytes, std::size_t alignment) const {
     require_open("root_bytes");
     if (bytes == 0) throw usage_error("root object size must be positive");
     if (alignment == 0 || alignment > 64 || (alignment & (alignment - 1)) != 0)
@@ -600,7 +601,7 @@ pool pool::inspect(const std::filesystem::path& name) {
     return open_validated(resolve_pool_path(name), nullptr, /*read_only=*/true, /*mark=*/false);
 }
 
-void pool::mark_in_use() {
+FERRITE_FLOW_ROOT void pool::mark_in_use() {
     require_open("mark_in_use");
     auto& c = *core_;
     if (c.read_only || c.in_use) return;
@@ -708,7 +709,7 @@ pool& pool::operator=(pool&& o) noexcept {
 
 pool::~pool() { close(); }
 
-void pool::close() noexcept {
+FERRITE_FLOW_ROOT void pool::close() noexcept {
     if (!is_open()) return;
     auto& c = *core_;
     if (!c.read_only && !c.private_copy && c.in_use &&

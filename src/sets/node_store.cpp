@@ -19,6 +19,7 @@
 #include "ferrite/sets/node_store_layout.hpp"
 #include "ferrite/sync/thread_id.hpp"
 #include "node_store_validation.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::sets {
 namespace {
@@ -27,9 +28,9 @@ constexpr std::size_t refill_batch = 64;  // nodes a cache takes from the depot 
 
 // One thread's volatile allocation state (only the thread holding its id touches it).
 struct alignas(64) thread_cache {
-    node_line* bump = nullptr;  // next never-used slot of the thread's current area
-    node_line* end = nullptr;
-    std::vector<node_line*> free;
+    node_line* bump FERRITE_FLOW_SKIP = nullptr;  // next never-used slot of the thread's current area
+    node_line* end FERRITE_FLOW_SKIP = nullptr;
+    std::vector<node_line*> free FERRITE_FLOW_SKIP;
 };
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
@@ -58,15 +59,15 @@ struct node_store::state {
     std::uint32_t nodes_per_area = 0;
 
     // Every area (heap offsets): the set for node_at(), the order for areas().
-    mutable std::shared_mutex areas_mutex;
-    std::unordered_set<std::uint64_t> area_set;
-    std::vector<std::uint64_t> area_order;
-    std::atomic<std::size_t> slots{0};
+    mutable std::shared_mutex areas_mutex FERRITE_FLOW_SKIP;
+    std::unordered_set<std::uint64_t> area_set FERRITE_FLOW_SKIP;
+    std::vector<std::uint64_t> area_order FERRITE_FLOW_SKIP;
+    std::atomic<std::size_t> slots FERRITE_FLOW_SKIP{0};
 
-    std::array<alloc::spin_lock, area_list_count> list_locks;
-    std::array<std::atomic<thread_cache*>, sync::max_thread_ids> caches{};
-    std::mutex depot_mutex;
-    std::vector<node_line*> depot;
+    std::array<alloc::spin_lock, area_list_count> list_locks FERRITE_FLOW_SKIP;
+    std::array<std::atomic<thread_cache*>, sync::max_thread_ids> caches FERRITE_FLOW_SKIP{};
+    std::mutex depot_mutex FERRITE_FLOW_SKIP;
+    std::vector<node_line*> depot FERRITE_FLOW_SKIP;
 
     state(const pmem::pool_ref& p, alloc::buddy_heap& h, const detail::checked_store& c, const node_store_shape& sh)
         : pool(p), heap(&h), heap_base(h.base()), heap_in_pool(detail::heap_in_pool(p, h)), header(c.header),
@@ -105,7 +106,7 @@ struct node_store::state {
     }
 
     // A new area on list this_thread_id() % area_list_count, its slots handed to `c`.
-    void grow(thread_cache& c) {
+    FERRITE_FLOW_ROOT void grow(thread_cache& c) {
         const unsigned list = sync::this_thread_id() % area_list_count;
         void* block = heap->allocate(shape.area_bytes);  // pending until confirmed; may throw
         const std::uint64_t off = heap->offset_of(block);
@@ -142,7 +143,7 @@ node_store::node_store(node_store&&) noexcept = default;
 node_store& node_store::operator=(node_store&&) noexcept = default;
 node_store::~node_store() = default;
 
-node_store node_store::create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
+FERRITE_FLOW_ROOT node_store node_store::create(const pmem::pool_ref& pool, alloc::buddy_heap& heap, std::uint64_t& anchor,
                               const node_store_shape& shape) {
     if (!std::has_single_bit(shape.area_bytes) || shape.area_bytes < min_area_bytes ||
         shape.area_bytes > heap.max_allocation())

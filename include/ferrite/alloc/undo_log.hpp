@@ -40,13 +40,14 @@
 #include <vector>
 
 #include "ferrite/alloc/heap_layout.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::alloc {
 
 enum class op_kind : std::uint8_t { none = 0, request = 1, release = 2 };
 
 struct alignas(64) log_control {
-    std::uint64_t tag;  // persistent: op_kind | count << 8; 0 = no operation in flight
+    std::uint64_t tag FERRITE_FLOW_SENTINEL;  // persistent: op_kind | count << 8; 0 = no operation in flight
 };
 
 // The volatile write set of the operation being planned.
@@ -69,7 +70,7 @@ public:
     const std::vector<planned>& writes() const noexcept { return writes_; }
 
 private:
-    std::vector<planned> writes_;
+    std::vector<planned> writes_ FERRITE_FLOW_SKIP;  // volatile
 };
 
 // The persistent log of one heap (its control line and entries, inside the heap region).
@@ -104,8 +105,8 @@ private:
     log_control* control_;
     log_entry* entries_;     // two halves of capacity_ entries each
     std::uint64_t capacity_;
-    std::uint64_t half_ = 0;        // volatile: the half the last armed tag named
-    bool clear_unflushed_ = false;  // volatile: rollback cleared the tag in the cache only
+    std::uint64_t half_ FERRITE_FLOW_SKIP = 0;        // volatile: the half the last armed tag named
+    bool clear_unflushed_ FERRITE_FLOW_SKIP = false;  // volatile: rollback cleared the tag in the cache only
 };
 
 }  // namespace ferrite::alloc

@@ -52,6 +52,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ferrite/pmem/flow.hpp"
+
 namespace ferrite::checkpoint {
 
 struct log_geometry {
@@ -125,8 +127,8 @@ private:
     log_geometry geometry_;
     std::uint32_t version_;  // of the format: it picks the record checksum (epoch_log.cpp)
     std::byte* image_;
-    std::vector<std::uint64_t> used_;    // per thread: bytes of its log written since the last replay
-    std::vector<std::uint64_t> sealed_;  // per thread: bytes of its log written back by seal()
+    std::vector<std::uint64_t> used_ FERRITE_FLOW_SKIP;    // per thread: bytes of its log written since the last replay
+    std::vector<std::uint64_t> sealed_ FERRITE_FLOW_SKIP;  // per thread: bytes of its log written back by seal()
 };
 
 }  // namespace ferrite::checkpoint

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "ferrite/combining/dfc_node_pool.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::combining {
 
@@ -64,7 +65,7 @@ struct dfc_roots {  // persistent: one copy of the root words
 };
 
 struct alignas(64) dfc_epoch_line {  // persistent; the waiters spin on `epoch`
-    std::atomic<std::uint64_t> epoch;
+    std::atomic<std::uint64_t> epoch FERRITE_FLOW_SENTINEL;
     dfc_roots roots[2];
 };
 

@@ -199,7 +199,7 @@ private:
         return true;
     }
 
-    bool grow() noexcept {
+    FERRITE_FLOW_ROOT bool grow() noexcept {
         if (!can_grow() || chunks_ == dfc_max_chunks) return false;
         const unsigned k = chunks_;
         const std::uint64_t nodes = grown_chunk_nodes(table_->first_growth_nodes, k);
@@ -228,10 +228,10 @@ private:
 
     dfc_chunk_table* table_ = nullptr;
     alloc::buddy_heap* heap_ = nullptr;
-    unsigned chunks_ = 0, hint_ = 0;
-    std::array<dfc_node*, dfc_max_chunks> base_{};
-    std::array<std::uint64_t, dfc_max_chunks> capacity_{};
-    std::array<node_bitmap, dfc_max_chunks> bits_{};
+    unsigned chunks_ FERRITE_FLOW_SKIP = 0, hint_ FERRITE_FLOW_SKIP = 0;
+    std::array<dfc_node*, dfc_max_chunks> base_ FERRITE_FLOW_SKIP{};
+    std::array<std::uint64_t, dfc_max_chunks> capacity_ FERRITE_FLOW_SKIP{};
+    std::array<node_bitmap, dfc_max_chunks> bits_ FERRITE_FLOW_SKIP{};
 };
 
 }  // namespace ferrite::combining

@@ -71,7 +71,7 @@ public:
 
     // One combining phase on region `r` (see the header). The caller holds the combiner lock.
     // Returns the phase's persistence instructions (none if it collected nothing).
-    static pmem::counters run(const dfc_region& r, State& v) noexcept {
+    FERRITE_FLOW_ROOT static pmem::counters run(const dfc_region& r, State& v) noexcept {
         const auto before = pmem::thread_counters();
         const std::uint64_t c = r.epoch->epoch.load(std::memory_order_relaxed);  // even
         v.ops.clear();

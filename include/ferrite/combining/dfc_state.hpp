@@ -37,14 +37,14 @@ struct dfc_volatile_state {
     bool recovered = false;
     unsigned threads = 0;  // the header's, validated at open
     dfc_options options;
-    Trace trace;
+    Trace trace FERRITE_FLOW_SKIP;
     dfc_node_store nodes;  // chunk table binding + volatile bitmaps
-    std::uint64_t work_roots[dfc_max_roots] = {};
-    std::vector<dfc_op> ops;  // combiner's scratch
-    std::vector<dfc_op*> lists[4];  // the structure's (dfc_phase::list)
-    std::vector<std::uint64_t> dirty, freed;
-    std::vector<const void*> lines;
-    stats_recorder stats;
+    std::uint64_t work_roots[dfc_max_roots] FERRITE_FLOW_SKIP = {};
+    std::vector<dfc_op> ops FERRITE_FLOW_SKIP;  // combiner's scratch
+    std::vector<dfc_op*> lists[4] FERRITE_FLOW_SKIP;  // the structure's (dfc_phase::list)
+    std::vector<std::uint64_t> dirty FERRITE_FLOW_SKIP, freed FERRITE_FLOW_SKIP;
+    std::vector<const void*> lines FERRITE_FLOW_SKIP;
+    stats_recorder stats FERRITE_FLOW_SKIP;
 };
 
 }  // namespace ferrite::combining

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "ferrite/pmem/flow.hpp"
+
 namespace ferrite::combining {
 
 enum class pub_state : std::uint32_t { idle, pending, done };
@@ -21,8 +23,8 @@ inline constexpr std::size_t line = 64;
 // What the structure's combine() sees of one pending request.
 template <class Request, class Response>
 struct slot {
-    Request request;
-    Response response;
+    Request request FERRITE_FLOW_SKIP;
+    Response response FERRITE_FLOW_SKIP;  // volatile, as the whole list
 };
 
 template <class Request, class Response>

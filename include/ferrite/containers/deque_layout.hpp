@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::containers {
 
@@ -41,10 +42,10 @@ struct alignas(64) deque_header {
     alignas(64) std::uint64_t data;  // pool offset of the ring, 0 = none
     std::uint64_t capacity;          // elements, a power of two (0 with no ring)
     // line 2
-    alignas(64) std::uint64_t epoch;  // commit point: copy[epoch & 1] is the state
+    alignas(64) std::uint64_t epoch FERRITE_FLOW_SENTINEL;  // commit point: copy[epoch & 1] is the state
     deque_state copy[2];
     // line 3
-    alignas(64) deque_log_tag log_tag;
+    alignas(64) deque_log_tag log_tag FERRITE_FLOW_SENTINEL;
     std::uint64_t replace_data;      // replace: the new ring
     std::uint64_t replace_capacity;
 };

@@ -139,7 +139,7 @@ std::vector<std::uint64_t> deque_owned_blocks(const pmem::pool_ref& pool, const 
 // here, and the next growth rewrites the line (the clearing store precedes its new target in
 // the same line, so the target never persists with the stale tag).
 template <class Heap>
-void deque_finish_replace(const pmem::pool_ref& pool, Heap& heap, deque_header* h) {
+FERRITE_FLOW_ROOT void deque_finish_replace(const pmem::pool_ref& pool, Heap& heap, deque_header* h) {
     const auto old = h->data;
     const bool replaced = old == h->replace_data;
     auto* fresh = pool.base() + h->replace_data;

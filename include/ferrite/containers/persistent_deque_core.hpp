@@ -157,7 +157,7 @@ public:
         recover_deque(pool, heap, anchor);
     }
 
-    void combine(std::span<slot_type*> batch) noexcept {
+    FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         for (auto& l : lists_) l.clear();
         const deque_state st = state(h_);
         std::uint64_t reserve_to = 0;
@@ -282,7 +282,7 @@ private:
     std::vector<slot_type*>& list(deque_op op) noexcept { return lists_[static_cast<std::size_t>(op)]; }
 
     // The commit point of a pass: the copy the epoch does not select, then the epoch.
-    void commit(deque_state next) noexcept {
+    FERRITE_FLOW_ROOT void commit(deque_state next) noexcept {
         const auto epoch = h_->epoch + 1;
         h_->copy[epoch & 1] = next;
         // Same line as the copy, stored after it: the epoch persists no earlier than the copy.
@@ -317,7 +317,7 @@ private:
     // ferrite::out_of_memory, confirm_table_full, usage_error), or an out_of_memory of our own
     // when the byte count would overflow. The combiner must not throw: the callers hand it to
     // the operations that needed the growth (deque_response::error).
-    std::exception_ptr grow(std::uint64_t needed) noexcept {
+    FERRITE_FLOW_ROOT std::exception_ptr grow(std::uint64_t needed) noexcept {
         if (needed <= h_->capacity) return nullptr;
         std::uint64_t cap = 0;
         void* fresh = nullptr;
@@ -355,8 +355,8 @@ private:
     Heap* heap_;
     deque_header* h_;
     deque_options opts_;
-    Trace trace_;
-    std::vector<slot_type*> lists_[4];  // combiner's scratch, indexed by deque_op (pushes, pops)
+    Trace trace_ FERRITE_FLOW_SKIP;
+    std::vector<slot_type*> lists_[4] FERRITE_FLOW_SKIP;  // combiner's scratch, indexed by deque_op (pushes, pops)
 };
 
 }  // namespace ferrite::containers

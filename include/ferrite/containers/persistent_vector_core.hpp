@@ -183,7 +183,7 @@ public:
         recover_vector(pool, heap, anchor);
     }
 
-    void combine(std::span<slot_type*> batch) noexcept {
+    FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         pushes_.clear();
         pops_.clear();
         swaps_.clear();
@@ -258,7 +258,7 @@ private:
         pmem::pwb_range(dst, n);
     }
 
-    void apply_swaps() noexcept {
+    FERRITE_FLOW_ROOT void apply_swaps() noexcept {
         std::size_t next = 0;
         while (next < swaps_.size()) {
             // One chunk: as many swaps as the log has room for (two entries each at most).
@@ -313,7 +313,7 @@ private:
     // overflow (the doubling below would otherwise never end). The combiner runs other
     // threads' operations and must not throw: the callers hand the exception to the
     // operations that needed the growth (vector_response::error).
-    std::exception_ptr grow(std::uint64_t needed) noexcept {
+    FERRITE_FLOW_ROOT std::exception_ptr grow(std::uint64_t needed) noexcept {
         if (needed <= h_->capacity) return nullptr;
         void* fresh = nullptr;
         std::uint64_t cap = std::max<std::uint64_t>(h_->capacity, 8);
@@ -357,7 +357,7 @@ private:
             }
     }
 
-    void apply_pushes(std::span<slot_type*> pushes) noexcept {
+    FERRITE_FLOW_ROOT void apply_pushes(std::span<slot_type*> pushes) noexcept {
         if (pushes.empty()) return;
         const auto size = this->size();
         std::size_t n = pushes.size();
@@ -381,7 +381,7 @@ private:
         }
     }
 
-    void apply_pops(std::span<slot_type*> pops) noexcept {
+    FERRITE_FLOW_ROOT void apply_pops(std::span<slot_type*> pops) noexcept {
         if (pops.empty()) return;
         const auto size = this->size();
         const auto n = std::min<std::uint64_t>(size, pops.size());
@@ -415,9 +415,9 @@ private:
     Heap* heap_;
     vector_header* h_;
     vector_options opts_;
-    Trace trace_;
-    std::vector<slot_type*> pushes_, pops_, swaps_;  // combiner's scratch
-    std::vector<T> values_;
+    Trace trace_ FERRITE_FLOW_SKIP;
+    std::vector<slot_type*> pushes_ FERRITE_FLOW_SKIP, pops_ FERRITE_FLOW_SKIP, swaps_ FERRITE_FLOW_SKIP;  // combiner's scratch
+    std::vector<T> values_ FERRITE_FLOW_SKIP;
 };
 
 }  // namespace ferrite::containers

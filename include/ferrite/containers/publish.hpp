@@ -20,7 +20,7 @@ namespace ferrite::containers {
 // `block` was allocated from `heap`, is pending, and its contents are durable; `anchor` is the
 // caller's persistent word that will name it. The anchor is the commit point.
 template <class Heap>
-void publish_block(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, void* block) {
+FERRITE_FLOW_ROOT void publish_block(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, void* block) {
     anchor = static_cast<std::uint64_t>(static_cast<std::byte*>(block) - pool.base());
     pmem::pwb(&anchor);
     pmem::pfence();  // PP: reachable from the caller's root: the block may be confirmed
@@ -30,7 +30,7 @@ void publish_block(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor
 // `header` (header_bytes written) and `data` (may be null) were allocated from `heap` and are
 // pending; `anchor` is the caller's persistent word that will name the header.
 template <class Heap>
-void publish_new(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, void* header, std::size_t header_bytes,
+FERRITE_FLOW_ROOT void publish_new(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, void* header, std::size_t header_bytes,
                  void* data) {
     pmem::pwb_range(header, header_bytes);
     pmem::pfence();  // PP: the header is complete before the anchor names it

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::containers {
 
@@ -46,7 +47,7 @@ inline constexpr std::uint64_t vector_epoch_limit = std::uint64_t{1} << 63;
 
 // One state record: a cache line of its own.
 struct alignas(64) vector_state {
-    std::uint64_t epoch;  // stored last; the record with the larger epoch is the state
+    std::uint64_t epoch FERRITE_FLOW_SENTINEL;  // stored last; the record with the larger epoch is the state
     std::uint64_t size;   // elements
     std::uint64_t redo;   // redo values in use: the elements at [size - redo, size)
     alignas(8) std::byte redo_values[vector_redo_bytes];
@@ -68,7 +69,7 @@ struct alignas(64) vector_header {
     // lines 2, 3
     vector_state state[2];
     // line 4
-    alignas(64) vector_log_tag log_tag;
+    alignas(64) vector_log_tag log_tag FERRITE_FLOW_SENTINEL;
     std::uint64_t log_entries;        // swap: undo entries in use
     std::uint64_t replace_data;       // replace: the new array
     std::uint64_t replace_capacity;

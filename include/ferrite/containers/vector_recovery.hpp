@@ -58,14 +58,14 @@
 
 namespace ferrite::containers {
 
-inline void vector_install(vector_header* h, std::uint64_t data, std::uint64_t capacity) noexcept {
+FERRITE_FLOW_ROOT inline void vector_install(vector_header* h, std::uint64_t data, std::uint64_t capacity) noexcept {
     h->data = data;
     h->capacity = capacity;
     pmem::pwb(&h->data);
     pmem::pfence();  // PP: the new array is installed
 }
 
-inline void vector_clear_log(vector_header* h) noexcept {
+FERRITE_FLOW_ROOT inline void vector_clear_log(vector_header* h) noexcept {
     h->log_tag = vector_log_tag::nop;
     pmem::pwb(&h->log_tag);
     pmem::pfence();  // PP: the log is free for the next pass (a later swap batch rewrites
@@ -76,7 +76,7 @@ inline void vector_clear_log(vector_header* h) noexcept {
 // Store `bytes` of elements at `dst` (NT stores, or stores + pwb: the no-nt ablation) and
 // order them, with every write-back the caller queued before, by one pfence. A push pass's
 // values with their state record, and recovery's copy of the redo values, share it.
-inline void vector_store_elements(void* dst, const void* src, std::size_t bytes, bool nt) noexcept {
+FERRITE_FLOW_ROOT inline void vector_store_elements(void* dst, const void* src, std::size_t bytes, bool nt) noexcept {
     if (nt) {
         pmem::nt_memcpy(dst, src, bytes);
     } else {
@@ -235,7 +235,7 @@ std::vector<std::uint64_t> vector_owned_blocks(const pmem::pool_ref& pool, const
 // Between the heap's recover() and finish_recovery() (see persistent_vector_core.hpp).
 // Validates the whole header (validate_vector) before its first store.
 template <class Heap>
-void recover_vector(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) {
+FERRITE_FLOW_ROOT void recover_vector(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor) {
     (void)validate_vector(pool, heap, anchor);
     auto* h = vector_header_at(pool, anchor);
     // create() may have crashed between persisting the anchor and confirming its blocks.

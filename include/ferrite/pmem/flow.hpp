@@ -16,8 +16,10 @@
 //                          first. Tracked in every function, root or not.
 //   FERRITE_FLOW_DURABLE   on a field: persistent even outside a root; a store to it must be
 //                          durable at the function's return.
-//   FERRITE_FLOW_SKIP      on a field: volatile (its stores are not tracked); on a function:
-//                          not analysed.
+//   FERRITE_FLOW_SKIP      on a field: volatile (its stores are not tracked), and so are the
+//                          elements a getter of it returns (a std::vector's operator[]); a
+//                          pointer loaded from it may still point into the pool. On a
+//                          function: not analysed (calls to it do nothing).
 #pragma once
 
 #if defined(FERRITE_FLOW)

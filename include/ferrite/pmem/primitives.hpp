@@ -27,6 +27,7 @@
 #include <source_location>
 
 #include "ferrite/pmem/counters.hpp"
+#include "ferrite/pmem/flow.hpp"  // the annotations of the structures built on these
 #include "ferrite/pmem/observer.hpp"
 
 namespace ferrite::pmem {

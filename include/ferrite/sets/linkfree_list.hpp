@@ -91,7 +91,7 @@ public:
 
     // trim (L164, Listing 2 lines 1-5): make curr's deletion durable, then unlink it from pred. The thread
     // whose CAS unlinks a node retires it.
-    static bool trim(const env& e, node* pred, node* curr) noexcept {
+    FERRITE_FLOW_ROOT static bool trim(const env& e, node* pred, node* curr) noexcept {
         curr->flush_delete();
         const auto succ = reinterpret_cast<std::uintptr_t>(ptr(curr->load_next()));
         auto expected = reinterpret_cast<std::uintptr_t>(curr);
@@ -120,7 +120,7 @@ public:
     }
 
     // contains (L197-220), wait-free; `out` receives the value when the key is present.
-    static bool contains(node* head, std::uint64_t so, const K& k, V* out = nullptr) noexcept {
+    FERRITE_FLOW_ROOT static bool contains(node* head, std::uint64_t so, const K& k, V* out = nullptr) noexcept {
         node* curr = ptr(head->load_next());
         while (curr != nullptr && compare(curr, so, k) < 0) curr = ptr(curr->load_next());
         if (curr == nullptr || compare(curr, so, k) != 0) return false;
@@ -135,7 +135,7 @@ public:
     }
 
     // insert (L222-268). False: the key was present (made durable first).
-    static bool insert(const env& e, node* head, std::uint64_t so, const K& k, const V& v) {
+    FERRITE_FLOW_ROOT static bool insert(const env& e, node* head, std::uint64_t so, const K& k, const V& v) {
         node* fresh = nullptr;
         while (true) {
             const auto [pred, curr] = find(e, head, so, k);

@@ -114,14 +114,14 @@ struct alignas(node_size) linkfree_node {
     // marked) before its write-back, so a set flag means that state is durable.
     // The write-back carries the caller's location, so that flush mutation testing switches
     // off each caller's write-back on its own (the fence is one site for all of them).
-    void flush_insert(const pmem::site& where = pmem::site::current()) noexcept {
+    FERRITE_FLOW_ROOT void flush_insert(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(insert_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
         pmem::pwb(this, where);
         pmem::pfence();
         flag.store(1, std::memory_order_release);
     }
-    void flush_delete(const pmem::site& where = pmem::site::current()) noexcept {
+    FERRITE_FLOW_ROOT void flush_delete(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(delete_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
         pmem::pwb(this, where);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "ferrite/pmem/checksum.hpp"
+#include "ferrite/pmem/flow.hpp"
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -49,7 +50,7 @@ struct alignas(64) node_store_identity {
 struct node_store_header {
     node_store_identity identity;
     // Heap offset of the newest area of list i (0: none). Written by growth only.
-    alignas(64) std::array<std::uint64_t, 64> heads;
+    alignas(64) std::array<std::uint64_t, 64> heads FERRITE_FLOW_SENTINEL;
 };
 static_assert(sizeof(node_store_header) == 64 * 9);
 

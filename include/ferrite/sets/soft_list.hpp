@@ -659,7 +659,7 @@ private:
     }
 
     // Listing 11 L30-33: create (the PP) then INTEND_TO_INSERT -> INSERTED (the LP).
-    void finish_insert(node_t* n) {
+    FERRITE_FLOW_ROOT void finish_insert(node_t* n) {
         if constexpr (P::persistent) {
             create(n->pptr, n->key, n->value, n->pvalidity);
             pmem::pfence();  // PP of the insert: the PNode is complete before anyone sees INSERTED
@@ -670,7 +670,7 @@ private:
     }
 
     // Listing 12 L15-17: destroy (the PP), then INTEND_TO_DELETE -> DELETED (the LP).
-    void finish_remove(node_t* n) {
+    FERRITE_FLOW_ROOT void finish_remove(node_t* n) {
         if constexpr (P::persistent) {
             mark_deleted(n->pptr, n->pvalidity);
             if (n->prev_pptr != nullptr) mark_deleted(n->prev_pptr, n->prev_validity);
@@ -682,7 +682,7 @@ private:
     }
 
     // The durable step and LP of a replacement announced on x (see the header comment).
-    void help_replace(node_t* x) {
+    FERRITE_FLOW_ROOT void help_replace(node_t* x) {
         std::uintptr_t s = x->next.load(std::memory_order_acquire);
         if (st(s) != intend_to_replace) return;
         node_t* y = as_node(ptr(s));

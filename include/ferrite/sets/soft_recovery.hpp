@@ -162,7 +162,7 @@ struct recovery_report {
 };
 
 template <class K, class V>
-recovery_report rebuild(list<K, V>& l, unsigned threads) {
+FERRITE_FLOW_ROOT recovery_report rebuild(list<K, V>& l, unsigned threads) {
     using node_t = node<K, V>;
     using link_t = link;
     using io = payload_io<K, V>;
