@@ -1,0 +1,248 @@
+// ferrite/containers/dpfc_layout.hpp: the on-media layout of a detectable PFC structure
+// (dpfc_stack.hpp), its validation and its recovery, none of which needs the element type.
+//
+// A region (64-byte aligned, e.g. a pool root or a heap block) holds, line by line:
+//
+//   line 0        identity: magic, thread ids, capacity (elements), element size   (create)
+//   lines 1, 2    state records: epoch, size, redo and served counts, 5 redo values (pass commit)
+//   lines 3..     one result record per thread id: epoch, seq, name, param,
+//                 response {status, value}                                         (pass commit)
+//   then          the elements, 8 bytes each, bottom of the stack first
+//
+// State records are the vector's (vector_layout.hpp): a pass writes the record that does NOT
+// hold the larger epoch, its epoch stored last, so an epoch on the media names a complete
+// record. A pass that served operation `seq` of thread t
+// writes t's result record {seq, name, param, response} and, stored last in that line, the
+// pass's epoch: a result record on the media is whole if its epoch is. Its operation took
+// effect iff its epoch is non-zero and at most the state's epoch (the pass committed). The
+// newest record is the state unless its pass did not commit, which the media shows by fewer
+// than `served` results stamped with its epoch and none with the next (committed_index);
+// epoch 0 with seq > 0 is an operation that recovery found uncommitted (it did not take
+// effect: recovery rewrote the epoch to 0 before any later pass could reuse it).
+//
+// Validation (dpfc_validate; open and recovery run it first, writing nothing when it
+// throws damaged_pool of kind damaged_object, region "dpfc_stack"): magic (a DFC or another
+// structure's region is refused), thread ids in [1, dpfc_max_threads], element size 8,
+// capacity >= 1 and the region big enough for the header, results and elements (overflow
+// checked); the state records' epochs differ, the larger is below 2^63 and its served count
+// at most the thread ids; no result's epoch is beyond it + 1; in the committed record size
+// <= capacity and redo <= min(size, 5); every result record with a non-zero epoch has seq >= 1,
+// a known operation name, a response status its operation can give (push: ack or full; pop:
+// value or empty); one with seq 0 has every other word 0 too.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "ferrite/combining/dfc_layout.hpp"
+#include "ferrite/combining/dfc_types.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite::containers {
+
+inline constexpr std::uint64_t dpfc_stack_magic = 0x3153'4346'5044'7246ull;  // "FrDPFCS1"
+inline constexpr std::uint64_t dpfc_max_threads = 1u << 16;
+inline constexpr std::uint64_t dpfc_redo_room = 5;
+inline constexpr std::uint64_t dpfc_epoch_limit = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t dpfc_push_op = 1, dpfc_pop_op = 2;  // odd: a push (as DFC's)
+
+struct alignas(64) dpfc_header {
+    std::uint64_t magic;
+    std::uint64_t threads;
+    std::uint64_t capacity;      // elements
+    std::uint64_t element_size;  // 8: elements are words
+    std::uint64_t reserved[4];
+};
+
+struct alignas(64) dpfc_state {
+    std::uint64_t epoch;  // stored last; the record with the larger epoch is the state
+    std::uint64_t size;
+    std::uint32_t redo;    // redo values in use: the elements at [size - redo, size)
+    std::uint32_t served;  // result records the pass stamped with its epoch
+    std::uint64_t redo_values[dpfc_redo_room];
+};
+
+struct alignas(64) dpfc_result {
+    std::uint64_t epoch;  // stored last: the pass that served the operation (0: not taken)
+    std::uint64_t seq;    // the thread's operation number, from 1
+    std::uint64_t name;
+    std::uint64_t param;
+    combining::dfc_response response;
+    std::uint64_t reserved[2];
+};
+static_assert(sizeof(dpfc_header) == 64 && sizeof(dpfc_state) == 64 && sizeof(dpfc_result) == 64);
+
+// The region's parts, at fixed offsets from its start.
+struct dpfc_region {
+    dpfc_header* header;
+    dpfc_state* state;  // [2]
+    dpfc_result* results;
+    std::uint64_t* elements;
+
+    static constexpr std::size_t results_offset = 3 * 64;
+    static constexpr std::size_t elements_offset(std::uint64_t threads) noexcept { return results_offset + threads * 64; }
+    static dpfc_region at(void* region, std::uint64_t threads) noexcept {
+        auto* b = static_cast<std::byte*>(region);
+        return {reinterpret_cast<dpfc_header*>(b), reinterpret_cast<dpfc_state*>(b + 64),
+                reinterpret_cast<dpfc_result*>(b + results_offset), reinterpret_cast<std::uint64_t*>(b + elements_offset(threads))};
+    }
+    // The record with the larger epoch: the state while the structure runs (recovery leaves
+    // it so); after a crash, committed_index() decides.
+    std::uint64_t newest() const noexcept { return state[1].epoch > state[0].epoch ? 1 : 0; }
+    // After a crash: the newest record is the state if its pass's pfence completed, which
+    // the media shows as: a result record stamped with the next epoch (the next pass starts
+    // after that pfence), or all `served` result records stamped with its own. Else its
+    // pass did not commit and the other record (committed before that pass began) is the
+    // state. O(threads); validated records only.
+    std::uint64_t committed_index() const noexcept {
+        const auto n = newest();
+        const auto epoch = state[n].epoch;
+        std::uint64_t stamped = 0;
+        for (std::uint64_t t = 0; t < header->threads; ++t) {
+            if (results[t].epoch == epoch + 1) return n;
+            stamped += results[t].epoch == epoch;
+        }
+        return stamped == state[n].served ? n : 1 - n;
+    }
+    const dpfc_state& committed() const noexcept { return state[committed_index()]; }
+};
+
+// Bytes for `threads` thread ids and `capacity` elements (0 if that overflows).
+constexpr std::size_t dpfc_required_bytes(std::uint64_t threads, std::uint64_t capacity) noexcept {
+    if (threads == 0 || threads > dpfc_max_threads || capacity > (std::uint64_t{1} << 56)) return 0;
+    return dpfc_region::elements_offset(threads) + capacity * 8;
+}
+
+namespace dpfc_detail {
+[[noreturn]] inline void fail(const std::string& what) {
+    throw_damaged(pool_errc::damaged_object, "dpfc_stack", "", what + "; restore the pool from a copy");
+}
+inline std::string word(const char* name, std::uint64_t v) {
+    std::string s(name);
+    s.append(" = ").append(std::to_string(v));
+    return s;
+}
+}  // namespace dpfc_detail
+
+// Read-only: the region of `bytes` bytes at `region`, every word recovery and the operations
+// use checked (see above). Throws damaged_pool naming the first bad word, usage_error for a
+// misaligned region.
+inline void dpfc_validate(const void* region, std::size_t bytes) {
+    using dpfc_detail::fail;
+    using dpfc_detail::word;
+    if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
+        throw usage_error("dpfc_stack: the region must be 64-byte aligned (e.g. a pool root)");
+    if (bytes < dpfc_region::results_offset) fail(word("region bytes", bytes) + " cannot hold a dpfc_stack's header");
+    const auto* h = static_cast<const dpfc_header*>(region);
+    if (h->magic != dpfc_stack_magic) fail(word("magic", h->magic) + " is not a dpfc_stack's (format 1)");
+    if (h->threads == 0 || h->threads > dpfc_max_threads) fail(word("threads", h->threads) + " is not in [1, 65536]");
+    if (h->element_size != 8) fail(word("element_size", h->element_size) + " is not 8");
+    const auto need = dpfc_required_bytes(h->threads, h->capacity);
+    if (h->capacity == 0 || need == 0 || need > bytes)
+        fail(word("capacity", h->capacity) + " does not fit the " + std::to_string(bytes) + "-byte region");
+    const auto r = dpfc_region::at(const_cast<void*>(region), h->threads);
+    if (r.state[0].epoch == r.state[1].epoch)
+        fail(word("state[1].epoch", r.state[1].epoch) + " equals state[0].epoch (no pass writes two records with one epoch)");
+    const auto newest = r.state[r.newest()].epoch;
+    if (newest >= dpfc_epoch_limit) fail(word("state epoch", newest) + " is 2^63 or more");
+    for (std::uint64_t t = 0; t < h->threads; ++t)  // before committed() counts them
+        if (r.results[t].epoch > newest + 1)
+            fail("result[" + std::to_string(t) + "]." + word("epoch", r.results[t].epoch) +
+                 " is beyond the newest state epoch " + std::to_string(newest) + " + 1");
+    if (r.state[r.newest()].served > h->threads)
+        fail(word("state served", r.state[r.newest()].served) + " exceeds the thread ids");
+    const auto& st = r.committed();
+    if (st.size > h->capacity) fail(word("state size", st.size) + " exceeds the capacity " + std::to_string(h->capacity));
+    if (st.redo > std::min(st.size, dpfc_redo_room))
+        fail(word("state redo", st.redo) + " exceeds the size or the record's room of 5");
+    for (std::uint64_t t = 0; t < h->threads; ++t) {
+        const auto& e = r.results[t];
+        std::string who = "result[";
+        who.append(std::to_string(t)).append("].");
+        if (e.epoch == 0 && e.seq == 0) {
+            if (e.name != 0 || e.param != 0 || e.response.status != combining::dfc_status::none || e.response.value != 0)
+                fail(who + "seq = 0 with other words set (no operation leaves that)");
+            continue;
+        }
+        if (e.seq == 0) fail(who + word("epoch", e.epoch) + " with seq 0");
+        using s = combining::dfc_status;
+        const auto status = e.response.status;
+        if (e.name == dpfc_push_op) {
+            if (e.epoch != 0 && status != s::ack && status != s::full)
+                fail(who + word("response.status", static_cast<std::uint64_t>(status)) + " is no push's response");
+        } else if (e.name == dpfc_pop_op) {
+            if (e.epoch != 0 && status != s::value && status != s::empty)
+                fail(who + word("response.status", static_cast<std::uint64_t>(status)) + " is no pop's response");
+        } else {
+            fail(who + word("name", e.name) + " is no dpfc_stack operation");
+        }
+    }
+}
+
+// The commit of a pass and of recovery's replay: the state record that is not the state
+// gets {size, redo}, then, in the same line and stored last, epoch; pwb; pfence (PP). The
+// caller has queued the write-backs (result records, element lines) it orders.
+inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t size,
+                        const std::uint64_t* redo, std::uint64_t redo_count, std::uint64_t served) noexcept {
+    auto& next = r.state[1 - current];
+    next.size = size;
+    next.redo = static_cast<std::uint32_t>(redo_count);
+    next.served = static_cast<std::uint32_t>(served);
+    if (redo_count > 0) std::memcpy(next.redo_values, redo, redo_count * 8);
+    std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier than the record
+    next.epoch = epoch;
+    pmem::pwb(&next);
+    pmem::pfence();  // PP: the pass (or the replay) is durable
+}
+
+// Recovery, after dpfc_validate: (1) the committed record's redo values go into the elements
+// (pwb), and every result record of the uncommitted pass (epoch = the state's + 1) gets epoch
+// 0: its operation did not take effect, and the next pass will reuse that epoch (pwb);
+// (2) if anything was written, pfence (the cleared records are durable before a state with
+// their epoch can exist), and the same size is committed again without redo under the next
+// epoch. Idempotent: a crash inside it leaves either the old state (run again) or the new
+// one (nothing left to do).
+inline void dpfc_recover(void* region) noexcept {
+    const auto* h = static_cast<const dpfc_header*>(region);
+    const auto r = dpfc_region::at(region, h->threads);
+    const auto cur = r.committed_index();
+    const auto st = r.state[cur];
+    bool wrote = cur != r.newest();  // the newest record's pass did not commit: it must not stay the newest
+    if (st.redo > 0) {
+        std::memcpy(&r.elements[st.size - st.redo], st.redo_values, st.redo * 8);
+        pmem::pwb_range(&r.elements[st.size - st.redo], st.redo * 8);
+        wrote = true;
+    }
+    for (std::uint64_t t = 0; t < h->threads; ++t) {
+        auto& e = r.results[t];
+        if (e.epoch > st.epoch) {
+            e.epoch = 0;  // not taken; seq, name and param stay for recover(tid)
+            pmem::pwb(&e);
+            wrote = true;
+        }
+    }
+    if (!wrote) return;
+    pmem::pfence();  // PP: elements and cleared results are durable before the record that drops the redo
+    dpfc_commit(r, cur, st.epoch + 1, st.size, nullptr, 0, 0);
+}
+
+// What recover(tid) reports: thread `tid`'s latest operation on the media.
+inline combining::dfc_recovered_op dpfc_recovered(const void* region, unsigned tid) noexcept {
+    const auto* h = static_cast<const dpfc_header*>(region);
+    const auto r = dpfc_region::at(const_cast<void*>(region), h->threads);
+    const auto& e = r.results[tid];
+    combining::dfc_recovered_op out;
+    out.seq = e.seq;
+    out.name = e.name;
+    out.param = e.param;
+    out.took_effect = e.epoch != 0 && e.epoch <= r.committed().epoch;
+    if (out.took_effect) out.response = e.response;
+    return out;
+}
+
+}  // namespace ferrite::containers
