@@ -17,8 +17,8 @@
 // effect iff its epoch is non-zero and at most the state's epoch (the pass committed). The
 // newest record is the state unless its pass did not commit, which the media shows by fewer
 // than `served` results stamped with its epoch and none with the next (committed_index);
-// epoch 0 with seq > 0 is an operation that recovery found uncommitted (it did not take
-// effect: recovery rewrote the epoch to 0 before any later pass could reuse it).
+// `voided` set is an operation that recovery found uncommitted (it did not take effect;
+// dpfc_recover marks it before any later pass, and passes use epochs beyond it).
 //
 // Validation (dpfc_validate; open and recovery run it first, writing nothing when it
 // throws damaged_pool of kind damaged_object, region "dpfc_stack"): magic (a DFC or another
@@ -73,7 +73,8 @@ struct alignas(64) dpfc_result {
     std::uint64_t name;
     std::uint64_t param;
     combining::dfc_response response;
-    std::uint64_t reserved[2];
+    std::uint64_t voided;  // 1: recovery found the pass stamped here uncommitted (stored before the epoch by passes: 0)
+    std::uint64_t reserved;
 };
 static_assert(sizeof(dpfc_header) == 64 && sizeof(dpfc_state) == 64 && sizeof(dpfc_result) == 64);
 
@@ -110,6 +111,10 @@ struct dpfc_region {
         return stamped == state[n].served ? n : 1 - n;
     }
     const dpfc_state& committed() const noexcept { return state[committed_index()]; }
+    // Whether the operation of result record `e` took effect under the committed record `st`.
+    static bool took_effect(const dpfc_state& st, const dpfc_result& e) noexcept {
+        return e.epoch != 0 && e.voided == 0 && e.epoch <= st.epoch;
+    }
 };
 
 // Bytes for `threads` thread ids and `capacity` elements (0 if that overflows).
@@ -165,10 +170,12 @@ inline void dpfc_validate(const void* region, std::size_t bytes) {
         std::string who = "result[";
         who.append(std::to_string(t)).append("].");
         if (e.epoch == 0 && e.seq == 0) {
-            if (e.name != 0 || e.param != 0 || e.response.status != combining::dfc_status::none || e.response.value != 0)
+            if (e.name != 0 || e.param != 0 || e.response.status != combining::dfc_status::none || e.response.value != 0 ||
+                e.voided != 0)
                 fail(who + "seq = 0 with other words set (no operation leaves that)");
             continue;
         }
+        if (e.voided > 1 || (e.voided == 1 && e.epoch == 0)) fail(who + word("voided", e.voided) + " is not 0, or 1 over an epoch");
         if (e.seq == 0) fail(who + word("epoch", e.epoch) + " with seq 0");
         using s = combining::dfc_status;
         const auto status = e.response.status;
@@ -184,9 +191,10 @@ inline void dpfc_validate(const void* region, std::size_t bytes) {
     }
 }
 
-// The commit of a pass and of recovery's replay: the state record that is not the state
-// gets {size, redo}, then, in the same line and stored last, epoch; pwb; pfence (PP). The
-// caller has queued the write-backs (result records, element lines) it orders.
+// The commit of a pass (and of recovery): the state record that is not the state (slot
+// 1 - current) gets {size, redo, served}, then, in the same line
+// and stored last, epoch; pwb; pfence (PP). The caller has queued the write-backs (result
+// records, element lines) it orders.
 inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t size,
                         const std::uint64_t* redo, std::uint64_t redo_count, std::uint64_t served) noexcept {
     auto& next = r.state[1 - current];
@@ -197,38 +205,49 @@ inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoc
     std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier than the record
     next.epoch = epoch;
     pmem::pwb(&next);
-    pmem::pfence();  // PP: the pass (or the replay) is durable
+    pmem::pfence();  // PP: the pass (or the recovery) is durable
 }
 
-// Recovery, after dpfc_validate: (1) the committed record's redo values go into the elements
-// (pwb), and every result record of the uncommitted pass (epoch = the state's + 1) gets epoch
-// 0: its operation did not take effect, and the next pass will reuse that epoch (pwb);
-// (2) if anything was written, pfence (the cleared records are durable before a state with
-// their epoch can exist), and the same size is committed again without redo under the next
-// epoch. Idempotent: a crash inside it leaves either the old state (run again) or the new
-// one (nothing left to do).
+// Recovery, after dpfc_validate. With C the committed record (committed_index), the orphans
+// are the results stamped after C (by the pass after C, which did not commit) and not yet
+// voided. If there are any, or C is not the newest record, or C holds redo values:
+//   1. C's redo values go into the elements, and each orphan gets voided = 1 (its epoch
+//      stays: it is the evidence committed_index reads; seq, name and param stay for
+//      recover(tid)); pwb of each; pfence: all durable before a record that no longer
+//      carries the redo and under which an unvoided orphan would look taken;
+//   2. a record {C's size, no redo, served 0} with the fresh epoch C + 2 (beyond every
+//      stamp) goes into the other slot (dpfc_commit, its pfence). If that slot holds the
+//      newest record (its pass did not commit), its epoch is first set to 0 in the same
+//      line: stores to one line persist in order, so a torn write leaves epoch 0 (never
+//      chosen) or the whole new record, never the old epoch over new words (served 0 and
+//      no stamp would make an uncommitted record look committed). The new record is
+//      committed by construction: no stamp C + 2 or C + 3 exists.
+// Idempotent: a crash before step 2's epoch persisted leaves C committed with its evidence
+// intact (run again); after it, nothing is left to do. Nothing is written when nothing is
+// to do.
 inline void dpfc_recover(void* region) noexcept {
     const auto* h = static_cast<const dpfc_header*>(region);
     const auto r = dpfc_region::at(region, h->threads);
     const auto cur = r.committed_index();
     const auto st = r.state[cur];
-    bool wrote = cur != r.newest();  // the newest record's pass did not commit: it must not stay the newest
+    const auto orphan = [&](const dpfc_result& e) { return e.epoch > st.epoch && e.voided == 0; };
+    bool orphans = false;
+    for (std::uint64_t t = 0; t < h->threads; ++t) orphans = orphans || orphan(r.results[t]);
+    if (!orphans && cur == r.newest() && st.redo == 0) return;
     if (st.redo > 0) {
         std::memcpy(&r.elements[st.size - st.redo], st.redo_values, st.redo * 8);
         pmem::pwb_range(&r.elements[st.size - st.redo], st.redo * 8);
-        wrote = true;
     }
     for (std::uint64_t t = 0; t < h->threads; ++t) {
         auto& e = r.results[t];
-        if (e.epoch > st.epoch) {
-            e.epoch = 0;  // not taken; seq, name and param stay for recover(tid)
-            pmem::pwb(&e);
-            wrote = true;
-        }
+        if (!orphan(e)) continue;
+        e.voided = 1;  // not taken
+        pmem::pwb(&e);
     }
-    if (!wrote) return;
-    pmem::pfence();  // PP: elements and cleared results are durable before the record that drops the redo
-    dpfc_commit(r, cur, st.epoch + 1, st.size, nullptr, 0, 0);
+    pmem::pfence();  // PP: elements and voided orphans are durable before the record below
+    if (cur != r.newest()) r.state[1 - cur].epoch = 0;  // same line as the commit below, stored first
+    std::atomic_signal_fence(std::memory_order_release);
+    dpfc_commit(r, cur, st.epoch + 2, st.size, nullptr, 0, 0);
 }
 
 // What recover(tid) reports: thread `tid`'s latest operation on the media.
@@ -240,7 +259,7 @@ inline combining::dfc_recovered_op dpfc_recovered(const void* region, unsigned t
     out.seq = e.seq;
     out.name = e.name;
     out.param = e.param;
-    out.took_effect = e.epoch != 0 && e.epoch <= r.committed().epoch;
+    out.took_effect = dpfc_region::took_effect(r.committed(), e);
     if (out.took_effect) out.response = e.response;
     return out;
 }

@@ -43,9 +43,9 @@
 // `served` results carry its own; else the older record, made durable by the previous pass's
 // pfence before this pass wrote anything, is the state). So a committed operation's outcome
 // is never lost, and an uncommitted pass's stamps (epoch > the state's) are orphans:
-// recovery (dpfc_recover) rewrites their epoch to 0 ("did not take effect"; seq, name and
-// param stay for recover(tid)), makes that durable, and only then commits a new record
-// (epoch state + 1, no redo, served 0), so no later pass can reuse a stale stamp's epoch.
+// recovery (dpfc_recover) marks them voided ("did not take effect"; seq, name and param
+// stay for recover(tid)), makes that durable, and only then commits a new record (epoch
+// state + 2, beyond every stamp, no redo, served 0).
 // A thread whose previous result was overwritten by an uncommitted pass recovers seq k + 1,
 // not taken; one whose result never reached the media recovers seq k, taken, with the
 // response it returned (it returned only after its pass's pfence). Values: the surplus
@@ -150,6 +150,7 @@ public:
             e.name = op->request.name;
             e.param = op->request.param;
             e.response = op->response;
+            e.voided = 0;
             std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
             e.epoch = epoch;
             pmem::pwb(&e);
