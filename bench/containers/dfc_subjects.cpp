@@ -5,6 +5,7 @@
 //   dfc-deque   ferrite::dfc_deque  (both ends; elimination per side)
 //   dpfc-stack  ferrite::dpfc_stack (detectable PFC: the same contract, paid in the pass;
 //               1 Mi elements of capacity; ablations no-futex, no-elimination, two-fence)
+//   dpfc-queue  ferrite::dpfc_queue (the same on a ring: push_back = enqueue, pop_front = dequeue)
 // Each builds a pool (in the configured pool directory, removed when destroyed) whose root
 // is the structure's region: one thread record per bench worker, 1 Mi nodes (a push into a
 // full pool fails and still counts as an operation). Ablations: no-futex = pure spin;
@@ -104,9 +105,9 @@ std::unique_ptr<subject> make(const subject_config& cfg) {
 
 // ferrite::dpfc_stack: thread ids are the bench workers' (the prefill runs as id 0 before
 // the workers start; nothing is claimed).
-template <class Selector>
+template <template <class, class, class> class Structure, class Selector>
 class dpfc_subject final : public subject {
-    using C = dpfc_stack<element, Selector>;
+    using C = Structure<element, Selector, combining::dfc_no_trace>;
 
 public:
     explicit dpfc_subject(const subject_config& cfg)
@@ -116,8 +117,13 @@ public:
         for (std::uint64_t i = 0; i < cfg.initial_size; ++i) run(0, op::push_back, i, 0);
     }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t) override {
-        if (o == op::push_back) (void)c_.push(tid, a);
-        else (void)c_.pop(tid);
+        if constexpr (requires { c_.push(tid, a); }) {
+            if (o == op::push_back) (void)c_.push(tid, a);
+            else (void)c_.pop(tid);
+        } else {
+            if (o == op::push_back) (void)c_.enqueue(tid, a);
+            else (void)c_.dequeue(tid);
+        }
     }
     std::optional<combining::combining_stats> combining_stats() const override { return c_.stats(); }
 
@@ -126,9 +132,10 @@ private:
     C c_;
 };
 
+template <template <class, class, class> class Structure>
 std::unique_ptr<subject> make_dpfc(const subject_config& cfg) {
-    if (cfg.options.futex_wait) return std::make_unique<dpfc_subject<containers::use_pfc>>(cfg);
-    return std::make_unique<dpfc_subject<containers::use_pfc_spin>>(cfg);
+    if (cfg.options.futex_wait) return std::make_unique<dpfc_subject<Structure, containers::use_pfc>>(cfg);
+    return std::make_unique<dpfc_subject<Structure, containers::use_pfc_spin>>(cfg);
 }
 
 }  // namespace
@@ -141,7 +148,9 @@ void register_dfc_subjects(std::vector<subject_kind>& out) {
     out.push_back({"dfc-deque", "ferrite::dfc_deque: detectable flat combining, elimination per side (DFC, 004)",
                    {op::push_back, op::pop_back, op::push_front, op::pop_front}, make<dfc_deque<element>>});
     out.push_back({"dpfc-stack", "ferrite::dpfc_stack: detectable PFC, results in the pass's one fence, elimination",
-                   {op::push_back, op::pop_back}, make_dpfc});
+                   {op::push_back, op::pop_back}, make_dpfc<dpfc_stack>});
+    out.push_back({"dpfc-queue", "ferrite::dpfc_queue: detectable PFC on a ring, results in the pass's one fence",
+                   {op::push_back, op::pop_front}, make_dpfc<dpfc_queue>});
 }
 
 }  // namespace ferrite::bench

@@ -1,11 +1,12 @@
-// crash/containers/dpfc_target.cpp: crash target dpfc-stack (ferrite::dpfc_stack, the
-// detectable stack on the PFC engine), checked for durable linearizability AND detectability
+// crash/containers/dpfc_target.cpp: crash targets dpfc-stack and dpfc-queue
+// (ferrite::dpfc_stack and dpfc_queue, detectable structures on the PFC engine), checked for durable linearizability AND detectability
 // with the DFC targets' checkers (dfc_history.hpp, dfc_recovered_checks.hpp) and trace
 // (dfc_trace.hpp): the contract is the same, recover(tid) -> {seq, took_effect, name, param,
 // response}.
 //
-// Pool: the root holds the stack's region, with room for every push of the run and one push
-// per thread after recovery (the stack's capacity is fixed; no heap). Workload: 3 threads x
+// Pool: the root holds the structure's region (a fixed capacity, no heap): the stack's holds
+// every push of the run and one per thread after recovery; the queue's half the run's
+// operations, so that its ring wraps. Workload: 3 threads x
 // 30 operations by default, thread tid's operation i a seeded function of (seed, tid, i),
 // slightly more pushes (value tid << 32 | i) than pops. Recovery: open the region (which
 // validates and recovers; the simulator crashes it too). Checker: open again (idempotence),
@@ -45,11 +46,30 @@ struct dpfc_stack_kind {
         auto c = s.unsynchronized_contents();  // top first
         return model(c.rbegin(), c.rend());
     }
+    // Every push of the run and one per thread after recovery: never `full`.
+    static std::uint64_t capacity(const sim::run_config& c) { return c.threads * (c.ops_per_thread + 1); }
 };
-using kind = dpfc_stack_kind;
+struct dpfc_queue_kind {
+    using type = dpfc_queue<std::uint64_t, containers::use_pfc, recording_trace>;
+    static constexpr std::uint64_t names = 2;
+    static dfc_response run(type& s, unsigned tid, std::uint64_t name, std::uint64_t v) {
+        return name == type::enqueue_op ? ack_or_full(s.enqueue(tid, v)) : value_or_empty(s.dequeue(tid));
+    }
+    static dfc_response apply(model& m, std::uint64_t name, std::uint64_t v) {
+        return name == type::enqueue_op ? model_push_back(m, v) : model_pop_front(m);
+    }
+    static model contents(const type& s) {
+        auto c = s.unsynchronized_contents();  // front first
+        return model(c.begin(), c.end());
+    }
+    // About half the run's operations, so the ring wraps (about 56% of them enqueue) while
+    // the queue (about 12% of them deep) never fills, after recovery neither.
+    static std::uint64_t capacity(const sim::run_config& c) { return c.threads * (c.ops_per_thread / 2 + 1); }
+};
 
+template <class kind>
 class dpfc_workload final : public sim::workload {
-    using container = kind::type;
+    using container = typename kind::type;
 
 public:
     dpfc_workload(pmem::pool& p, const sim::run_config& c)
@@ -57,7 +77,7 @@ public:
           observed_(c.threads, std::vector<dfc_response>(c.ops_per_thread)),
           s_(container::create(region(p, c), bytes(c), c.threads, capacity(c), {}, recording_trace{&trace_})) {}
 
-    static std::uint64_t capacity(const sim::run_config& c) { return c.threads * (c.ops_per_thread + 1); }
+    static std::uint64_t capacity(const sim::run_config& c) { return kind::capacity(c); }
     static std::size_t bytes(const sim::run_config& c) { return container::required_bytes(c.threads, capacity(c)); }
     static void* region(pmem::pool& p, const sim::run_config& c) { return p.root_bytes(bytes(c)); }
 
@@ -96,14 +116,14 @@ public:
 private:
     std::string check_after_recovery(container& s, pmem::pool& image, const std::vector<combining::dfc_recovered_op>& rec,
                                      model m) const {
-        constexpr std::uint64_t push = kind::type::push_op;
+        constexpr std::uint64_t push = containers::dpfc_push_op;
         for (unsigned t = 0; t < config_.threads; ++t) {
             const std::uint64_t v = std::uint64_t{0xaf} << 56 | t;
             if (!(kind::run(s, t, push, v) == kind::apply(m, push, v)))
                 return "after recovery: thread " + std::to_string(t) + "'s push got another response than the model's";
         }
         auto again = container::open(region(image, config_), bytes(config_));
-        if (kind::contents(again) != m) return "after recovery: pushes made after recovery are not all in the stack";
+        if (kind::contents(again) != m) return "after recovery: pushes made after recovery are not all in the structure";
         for (unsigned t = 0; t < config_.threads; ++t) {
             const auto r = again.recover(t);
             if (r.seq != rec[t].seq + 1 || !r.took_effect || r.param != (std::uint64_t{0xaf} << 56 | t))
@@ -120,26 +140,34 @@ private:
     container s_;
 };
 
+template <class kind>
 class dpfc_target final : public sim::target {
 public:
-    std::string_view name() const override { return "dpfc-stack"; }
-    std::string_view summary() const override {
-        return "ferrite::dpfc_stack (detectable PFC: results in the pass's one fence): push/pop";
-    }
+    dpfc_target(std::string name, std::string summary) : name_(std::move(name)), summary_(std::move(summary)) {}
+    std::string_view name() const override { return name_; }
+    std::string_view summary() const override { return summary_; }
     std::uint64_t pool_size(const sim::run_config& c) const override {
-        const auto need = 4096 + dpfc_workload::bytes(c) + 4096;
+        const auto need = 4096 + dpfc_workload<kind>::bytes(c) + 4096;
         return std::max<std::uint64_t>(64 * 1024, (need + 4095) / 4096 * 4096);
     }
     unsigned default_threads() const override { return 3; }
     std::vector<std::string> mutation_scope() const override { return {"include/ferrite/containers/dpfc_"}; }
     std::uint64_t default_ops_per_thread() const override { return 30; }
     std::unique_ptr<sim::workload> prepare(pmem::pool& fresh, const sim::run_config& c) const override {
-        return std::make_unique<dpfc_workload>(fresh, c);
+        return std::make_unique<dpfc_workload<kind>>(fresh, c);
     }
+
+private:
+    std::string name_, summary_;
 };
 
 }  // namespace
 
-void register_dpfc_targets(sim::target_registry& r) { r.add(std::make_unique<dpfc_target>()); }
+void register_dpfc_targets(sim::target_registry& r) {
+    r.add(std::make_unique<dpfc_target<dpfc_stack_kind>>(
+        "dpfc-stack", "ferrite::dpfc_stack (detectable PFC: results in the pass's one fence): push/pop"));
+    r.add(std::make_unique<dpfc_target<dpfc_queue_kind>>(
+        "dpfc-queue", "ferrite::dpfc_queue (detectable PFC, a ring of fixed capacity): enqueue/dequeue"));
+}
 
 }  // namespace ferrite::crash

@@ -1,13 +1,16 @@
-// ferrite/containers/dpfc_layout.hpp: the on-media layout of a detectable PFC structure
-// (dpfc_stack.hpp), its validation and its recovery, none of which needs the element type.
+// ferrite/containers/dpfc_layout.hpp: the on-media layout of the detectable PFC structures
+// (dpfc_stack.hpp: dpfc_stack, dpfc_queue), their validation and their recovery, none of
+// which needs the element type.
 //
 // A region (64-byte aligned, e.g. a pool root or a heap block) holds, line by line:
 //
 //   line 0        identity: magic, thread ids, capacity (elements), element size   (create)
-//   lines 1, 2    state records: epoch, size, redo and served counts, 5 redo values (pass commit)
+//   lines 1, 2    state records: epoch, head, size, redo and served counts,
+//                 4 redo values                                                    (pass commit)
 //   lines 3..     one result record per thread id: epoch, seq, name, param,
 //                 response {status, value}                                         (pass commit)
-//   then          the elements, 8 bytes each, bottom of the stack first
+//   then          the elements, 8 bytes each, in a ring: element k (0 = the stack's bottom,
+//                 the queue's front) at (head + k) mod capacity; a stack's head stays 0
 //
 // State records are the vector's (vector_layout.hpp): a pass writes the record that does NOT
 // hold the larger epoch, its epoch stored last, so an epoch on the media names a complete
@@ -21,12 +24,12 @@
 // dpfc_recover marks it before any later pass, and passes use epochs beyond it).
 //
 // Validation (dpfc_validate; open and recovery run it first, writing nothing when it
-// throws damaged_pool of kind damaged_object, region "dpfc_stack"): magic (a DFC or another
-// structure's region is refused), thread ids in [1, dpfc_max_threads], element size 8,
+// throws damaged_pool of kind damaged_object, region "dpfc_stack" or "dpfc_queue"): magic
+// (a DFC or another structure's region, or the other kind, is refused), thread ids in [1, dpfc_max_threads], element size 8,
 // capacity >= 1 and the region big enough for the header, results and elements (overflow
 // checked); the state records' epochs differ, the larger is below 2^63 and its served count
 // at most the thread ids; no result's epoch is beyond it + 1; in the committed record size
-// <= capacity and redo <= min(size, 5); every result record with a non-zero epoch has seq >= 1,
+// <= capacity, head < capacity (0 for a stack) and redo <= min(size, 4); every result record with a non-zero epoch has seq >= 1,
 // a known operation name, a response status its operation can give (push: ack or full; pop:
 // value or empty); one with seq 0 has every other word 0 too.
 #pragma once
@@ -46,8 +49,9 @@
 namespace ferrite::containers {
 
 inline constexpr std::uint64_t dpfc_stack_magic = 0x3153'4346'5044'7246ull;  // "FrDPFCS1"
+inline constexpr std::uint64_t dpfc_queue_magic = 0x3151'4346'5044'7246ull;  // "FrDPFCQ1"
 inline constexpr std::uint64_t dpfc_max_threads = 1u << 16;
-inline constexpr std::uint64_t dpfc_redo_room = 5;
+inline constexpr std::uint64_t dpfc_redo_room = 4;
 inline constexpr std::uint64_t dpfc_epoch_limit = std::uint64_t{1} << 63;
 inline constexpr std::uint64_t dpfc_push_op = 1, dpfc_pop_op = 2;  // odd: a push (as DFC's)
 
@@ -61,6 +65,7 @@ struct alignas(64) dpfc_header {
 
 struct alignas(64) dpfc_state {
     std::uint64_t epoch;  // stored last; the record with the larger epoch is the state
+    std::uint64_t head;   // ring slot of element 0 (a stack's: 0)
     std::uint64_t size;
     std::uint32_t redo;    // redo values in use: the elements at [size - redo, size)
     std::uint32_t served;  // result records the pass stamped with its epoch
@@ -111,6 +116,8 @@ struct dpfc_region {
         return stamped == state[n].served ? n : 1 - n;
     }
     const dpfc_state& committed() const noexcept { return state[committed_index()]; }
+    // Element k of a state whose head is `head`.
+    std::uint64_t& at(std::uint64_t head, std::uint64_t k) const noexcept { return elements[(head + k) % header->capacity]; }
     // Whether the operation of result record `e` took effect under the committed record `st`.
     static bool took_effect(const dpfc_state& st, const dpfc_result& e) noexcept {
         return e.epoch != 0 && e.voided == 0 && e.epoch <= st.epoch;
@@ -124,8 +131,9 @@ constexpr std::size_t dpfc_required_bytes(std::uint64_t threads, std::uint64_t c
 }
 
 namespace dpfc_detail {
-[[noreturn]] inline void fail(const std::string& what) {
-    throw_damaged(pool_errc::damaged_object, "dpfc_stack", "", what + "; restore the pool from a copy");
+inline const char* kind_name(std::uint64_t magic) noexcept { return magic == dpfc_queue_magic ? "dpfc_queue" : "dpfc_stack"; }
+[[noreturn]] inline void fail(std::uint64_t magic, const std::string& what) {
+    throw_damaged(pool_errc::damaged_object, kind_name(magic), "", what + "; restore the pool from a copy");
 }
 inline std::string word(const char* name, std::uint64_t v) {
     std::string s(name);
@@ -135,16 +143,18 @@ inline std::string word(const char* name, std::uint64_t v) {
 }  // namespace dpfc_detail
 
 // Read-only: the region of `bytes` bytes at `region`, every word recovery and the operations
-// use checked (see above). Throws damaged_pool naming the first bad word, usage_error for a
+// use checked (see above), for the kind `magic` names (dpfc_stack_magic or
+// dpfc_queue_magic). Throws damaged_pool naming the first bad word, usage_error for a
 // misaligned region.
-inline void dpfc_validate(const void* region, std::size_t bytes) {
-    using dpfc_detail::fail;
+inline void dpfc_validate(const void* region, std::size_t bytes, std::uint64_t magic) {
+    const auto fail = [magic](const std::string& what) { dpfc_detail::fail(magic, what); };
     using dpfc_detail::word;
+    const std::string kind = dpfc_detail::kind_name(magic);
     if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
-        throw usage_error("dpfc_stack: the region must be 64-byte aligned (e.g. a pool root)");
-    if (bytes < dpfc_region::results_offset) fail(word("region bytes", bytes) + " cannot hold a dpfc_stack's header");
+        throw usage_error(kind + ": the region must be 64-byte aligned (e.g. a pool root)");
+    if (bytes < dpfc_region::results_offset) fail(word("region bytes", bytes) + " cannot hold a header");
     const auto* h = static_cast<const dpfc_header*>(region);
-    if (h->magic != dpfc_stack_magic) fail(word("magic", h->magic) + " is not a dpfc_stack's (format 1)");
+    if (h->magic != magic) fail(word("magic", h->magic) + " is not a " + kind + "'s (format 1)");
     if (h->threads == 0 || h->threads > dpfc_max_threads) fail(word("threads", h->threads) + " is not in [1, 65536]");
     if (h->element_size != 8) fail(word("element_size", h->element_size) + " is not 8");
     const auto need = dpfc_required_bytes(h->threads, h->capacity);
@@ -163,8 +173,10 @@ inline void dpfc_validate(const void* region, std::size_t bytes) {
         fail(word("state served", r.state[r.newest()].served) + " exceeds the thread ids");
     const auto& st = r.committed();
     if (st.size > h->capacity) fail(word("state size", st.size) + " exceeds the capacity " + std::to_string(h->capacity));
+    if (st.head >= h->capacity || (magic == dpfc_stack_magic && st.head != 0))
+        fail(word("state head", st.head) + (magic == dpfc_stack_magic ? " is not 0 (a stack's)" : " is not below the capacity"));
     if (st.redo > std::min(st.size, dpfc_redo_room))
-        fail(word("state redo", st.redo) + " exceeds the size or the record's room of 5");
+        fail(word("state redo", st.redo) + " exceeds the size or the record's room of 4");
     for (std::uint64_t t = 0; t < h->threads; ++t) {
         const auto& e = r.results[t];
         std::string who = "result[";
@@ -192,12 +204,14 @@ inline void dpfc_validate(const void* region, std::size_t bytes) {
 }
 
 // The commit of a pass (and of recovery): the state record that is not the state (slot
-// 1 - current) gets {size, redo, served}, then, in the same line
+// 1 - current) gets {head, size, redo, served}, then, in the same line
 // and stored last, epoch; pwb; pfence (PP). The caller has queued the write-backs (result
 // records, element lines) it orders.
-inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t size,
-                        const std::uint64_t* redo, std::uint64_t redo_count, std::uint64_t served) noexcept {
+inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t head,
+                        std::uint64_t size, const std::uint64_t* redo, std::uint64_t redo_count,
+                        std::uint64_t served) noexcept {
     auto& next = r.state[1 - current];
+    next.head = head;
     next.size = size;
     next.redo = static_cast<std::uint32_t>(redo_count);
     next.served = static_cast<std::uint32_t>(served);
@@ -215,7 +229,7 @@ inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoc
 //      stays: it is the evidence committed_index reads; seq, name and param stay for
 //      recover(tid)); pwb of each; pfence: all durable before a record that no longer
 //      carries the redo and under which an unvoided orphan would look taken;
-//   2. a record {C's size, no redo, served 0} with the fresh epoch C + 2 (beyond every
+//   2. a record {C's head and size, no redo, served 0} with the fresh epoch C + 2 (beyond every
 //      stamp) goes into the other slot (dpfc_commit, its pfence). If that slot holds the
 //      newest record (its pass did not commit), its epoch is first set to 0 in the same
 //      line: stores to one line persist in order, so a torn write leaves epoch 0 (never
@@ -234,9 +248,10 @@ inline void dpfc_recover(void* region) noexcept {
     bool orphans = false;
     for (std::uint64_t t = 0; t < h->threads; ++t) orphans = orphans || orphan(r.results[t]);
     if (!orphans && cur == r.newest() && st.redo == 0) return;
-    if (st.redo > 0) {
-        std::memcpy(&r.elements[st.size - st.redo], st.redo_values, st.redo * 8);
-        pmem::pwb_range(&r.elements[st.size - st.redo], st.redo * 8);
+    for (std::uint64_t i = 0; i < st.redo; ++i) {
+        auto& slot = r.at(st.head, st.size - st.redo + i);
+        slot = st.redo_values[i];
+        pmem::pwb(&slot);
     }
     for (std::uint64_t t = 0; t < h->threads; ++t) {
         auto& e = r.results[t];
@@ -247,7 +262,7 @@ inline void dpfc_recover(void* region) noexcept {
     pmem::pfence();  // PP: elements and voided orphans are durable before the record below
     if (cur != r.newest()) r.state[1 - cur].epoch = 0;  // same line as the commit below, stored first
     std::atomic_signal_fence(std::memory_order_release);
-    dpfc_commit(r, cur, st.epoch + 2, st.size, nullptr, 0, 0);
+    dpfc_commit(r, cur, st.epoch + 2, st.head, st.size, nullptr, 0, 0);
 }
 
 // What recover(tid) reports: thread `tid`'s latest operation on the media.

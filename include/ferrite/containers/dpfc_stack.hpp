@@ -1,5 +1,6 @@
-// ferrite/containers/dpfc_stack.hpp: ferrite::dpfc_stack<T>, a detectable persistent stack on
-// the PFC engine: DFC's detectable contract at PFC's price.
+// ferrite/containers/dpfc_stack.hpp: ferrite::dpfc_stack<T> and ferrite::dpfc_queue<T>,
+// a detectable persistent stack and queue on the PFC engine: DFC's detectable contract at
+// PFC's price.
 //
 // Papers: the PFC thesis (Stuttgart 2025, ch. 5; its outlook, ch. 7, asks for a detectable
 // PFC) and DFC (Rusanovsky et al., [DFC-003] in docs/references.md) for the contract:
@@ -12,7 +13,12 @@
 // response} (one line per thread id, dpfc_layout.hpp) and orders them all, with the pushed
 // values and the state record, by the pass's ONE pfence.
 //
-// Pass (combine): pushes and pops of the batch are paired (each pair: push -> ack, pop -> the
+// The queue is the same core with pops at the front (no elimination: an enqueue and a
+// dequeue meet at opposite ends; a dequeue may take a value enqueued in the same pass, which
+// then is never written), the elements a ring (dpfc_layout.hpp: element k at (head + k) mod
+// capacity). Below, "push" is also the queue's enqueue and "pop" its dequeue.
+//
+// Pass (combine), the stack's: pushes and pops of the batch are paired (each pair: push -> ack, pop -> the
 // pushed value; the elements are untouched); the surplus pushes store their values above
 // the size (stores + pwb; past the capacity: `full`, no effect), the surplus pops answer the
 // top elements (or `empty`); every operation's result record gets its response, then,
@@ -93,15 +99,25 @@ struct dpfc_options {
     bool one_fence = true;    // false: every pass with surplus pushes orders them with a fence of their own
 };
 
+// The two kinds: which end a pop takes, and the region's magic.
+struct dpfc_lifo {
+    static constexpr std::uint64_t magic = dpfc_stack_magic;
+    static constexpr bool pops_back = true;
+};
+struct dpfc_fifo {
+    static constexpr std::uint64_t magic = dpfc_queue_magic;
+    static constexpr bool pops_back = false;
+};
+
 // The sequential core the PFC engine drives (combinable: combine(batch) noexcept).
-template <class Trace = combining::dfc_no_trace>
-class dpfc_stack_core {
+template <class Kind, class Trace = combining::dfc_no_trace>
+class dpfc_core {
 public:
     using request = dpfc_request;
     using response = combining::dfc_response;
     using slot_type = combining::slot<request, response>;
 
-    dpfc_stack_core(void* region, dpfc_options o, Trace t)
+    dpfc_core(void* region, dpfc_options o, Trace t)
         : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)) {}
 
     void combine(std::span<slot_type*> batch) noexcept {
@@ -109,39 +125,37 @@ public:
         pushes_.clear();
         pops_.clear();
         for (auto* op : batch) (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
-        const auto st = r_.state[r_.newest()];
+        const auto st = r_.state[r_.newest()];  // while running, the newest record is the state
         const auto epoch = st.epoch + 1;
+        const auto cap = r_.header->capacity;
         std::size_t paired = 0;
-        if (opts_.elimination) {
+        if (Kind::pops_back && opts_.elimination) {
             paired = std::min(pushes_.size(), pops_.size());
             for (std::size_t i = 0; i < paired; ++i) {  // LP: the push, then its pop
                 respond(*pushes_[i], {s::ack, 0});
                 respond(*pops_[i], {s::value, pushes_[i]->request.param});
             }
         }
-        std::uint64_t size = st.size;
+        // Positions relative to the committed head: the committed elements are [0, size),
+        // the structure after each step [lo, hi). Pushes first, counted against the
+        // committed size, so no slot of the committed state is written.
         values_.clear();
         for (std::size_t i = paired; i < pushes_.size(); ++i) {
-            if (size == r_.header->capacity) {
+            if (st.size + values_.size() == cap) {
                 respond(*pushes_[i], {s::full, 0});
                 continue;
             }
             values_.push_back(pushes_[i]->request.param);
-            ++size;
             respond(*pushes_[i], {s::ack, 0});
         }
-        for (std::size_t i = paired; i < pops_.size(); ++i) {
-            if (size == 0) {
+        std::uint64_t lo = 0, hi = st.size + values_.size();
+        const auto value_at = [&](std::uint64_t p) { return p < st.size ? r_.at(st.head, p) : values_[p - st.size]; };
+        for (std::size_t i = paired; i < pops_.size(); ++i) {  // they may take this pass's pushes
+            if (lo == hi) {
                 respond(*pops_[i], {s::empty, 0});
                 continue;
             }
-            // Surplus pops and pushes never meet here with elimination on; without it a pop
-            // may take a value this pass pushed (still only in values_).
-            const auto at = size - 1;
-            const auto v = at >= st.size ? values_[at - st.size] : r_.elements[at];
-            if (at >= st.size) values_.pop_back();
-            --size;
-            respond(*pops_[i], {s::value, v});
+            respond(*pops_[i], {s::value, Kind::pops_back ? value_at(--hi) : value_at(lo++)});
         }
         // Write-back: the results, stamped with the pass's epoch last in their lines.
         for (auto* op : batch) {
@@ -155,17 +169,23 @@ public:
             e.epoch = epoch;
             pmem::pwb(&e);
         }
-        const auto kept = values_.size();  // the surplus pushes still in the stack, at [size - kept, size)
-        if (kept > 0) {
-            std::memcpy(&r_.elements[size - kept], values_.data(), kept * 8);
-            pmem::pwb_range(&r_.elements[size - kept], kept * 8);
+        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at cap.
+        const auto kept_from = std::max(st.size, lo);
+        const auto kept = hi > kept_from ? hi - kept_from : 0;
+        for (std::uint64_t p = kept_from; p < hi;) {
+            const auto slot = (st.head + p) % cap;
+            const auto run = std::min(hi - p, cap - slot);
+            std::memcpy(&r_.elements[slot], &values_[p - st.size], run * 8);
+            pmem::pwb_range(&r_.elements[slot], run * 8);
+            p += run;
         }
-        const auto cur = r_.newest();  // while running, the newest record is the state
-        if (kept <= dpfc_redo_room && opts_.one_fence) {
-            dpfc_commit(r_, cur, epoch, size, values_.data(), kept, batch.size());  // PP: the pass, one pfence
+        const auto head = (st.head + lo) % cap;
+        const auto cur = r_.newest();
+        if (kept <= dpfc_redo_room && opts_.one_fence) {  // PP: the pass, with one pfence
+            dpfc_commit(r_, cur, epoch, head, hi - lo, values_.data() + (kept_from - st.size), kept, batch.size());
         } else {
             if (kept > 0) pmem::pfence();  // PP: the values are durable before a record names them
-            dpfc_commit(r_, cur, epoch, size, nullptr, 0, batch.size());
+            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, batch.size());
         }
         trace_.pass_done();
     }
@@ -183,67 +203,73 @@ private:
     dpfc_options opts_;
     Trace trace_;
     std::vector<slot_type*> pushes_, pops_;  // combiner's scratch
-    std::vector<std::uint64_t> values_;
+    std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
 };
 
 }  // namespace containers
 
-template <class T, class EngineSelector = containers::use_pfc, class Trace = combining::dfc_no_trace>
-class dpfc_stack {
+namespace containers {
+
+// What dpfc_stack and dpfc_queue share: create/open in a region, detectability, the words
+// their operations carry. Derived (the container) gets itself back from create and open.
+template <class Derived, class T, class Kind, class EngineSelector, class Trace>
+class dpfc_structure {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
-                  "dpfc_stack stores elements in 64-bit words: use a trivially copyable type of at most 8 bytes");
-    using core = containers::dpfc_stack_core<Trace>;
-    using handle = containers::combined<core, EngineSelector>;
+                  "dpfc structures store elements in 64-bit words: use a trivially copyable type of at most 8 bytes");
+    using core = dpfc_core<Kind, Trace>;
+    using handle = combined<core, EngineSelector>;
+    static constexpr const char* kind = Kind::pops_back ? "dpfc_stack" : "dpfc_queue";
 
 public:
     using value_type = T;
     using recovered_op = combining::dfc_recovered_op;
-    enum : std::uint64_t { push_op = containers::dpfc_push_op, pop_op = containers::dpfc_pop_op };
 
     static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
-        return containers::dpfc_required_bytes(threads, capacity);
+        return dpfc_required_bytes(threads, capacity);
     }
-    // A new empty stack of `capacity` elements for thread ids 0..threads-1 in `bytes` bytes
-    // at `region` (64-byte aligned), durable when this returns (its magic written back last).
-    static dpfc_stack create(void* region, std::size_t bytes, unsigned threads, std::uint64_t capacity,
-                             containers::dpfc_options o = {}, Trace t = {}) {
+    // A new empty structure of `capacity` elements for thread ids 0..threads-1 in `bytes`
+    // bytes at `region` (64-byte aligned), durable when this returns (its magic written
+    // back last).
+    static Derived create(void* region, std::size_t bytes, unsigned threads, std::uint64_t capacity,
+                          dpfc_options o = {}, Trace t = {}) {
         const auto need = required_bytes(threads, capacity);
         if (threads == 0 || capacity == 0 || need == 0)
-            throw usage_error("dpfc_stack: needs 1 to 65536 thread ids and at least one element of capacity");
+            throw usage_error(std::string(kind) + ": needs 1 to 65536 thread ids and at least one element of capacity");
         if (need > bytes)
-            throw usage_error("dpfc_stack: " + std::to_string(threads) + " thread ids and " + std::to_string(capacity) +
-                              " elements need " + std::to_string(need) + " bytes, the region has " + std::to_string(bytes));
+            throw usage_error(std::string(kind) + ": " + std::to_string(threads) + " thread ids and " +
+                              std::to_string(capacity) + " elements need " + std::to_string(need) +
+                              " bytes, the region has " + std::to_string(bytes));
         if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
-            throw usage_error("dpfc_stack: the region must be 64-byte aligned (e.g. a pool root)");
-        std::memset(region, 0, containers::dpfc_region::elements_offset(threads));
-        auto r = containers::dpfc_region::at(region, threads);
+            throw usage_error(std::string(kind) + ": the region must be 64-byte aligned (e.g. a pool root)");
+        std::memset(region, 0, dpfc_region::elements_offset(threads));
+        auto r = dpfc_region::at(region, threads);
         r.header->threads = threads;
         r.header->capacity = capacity;
         r.header->element_size = 8;
         r.state[0].epoch = 1;  // the state: empty
-        pmem::pwb_range(region, containers::dpfc_region::elements_offset(threads));
+        pmem::pwb_range(region, dpfc_region::elements_offset(threads));
         pmem::pfence();
-        r.header->magic = containers::dpfc_stack_magic;  // the commit point of create
+        r.header->magic = Kind::magic;  // the commit point of create
         pmem::pwb(r.header);
         pmem::pfence();
-        return dpfc_stack(region, o, std::move(t));
+        return Derived(dpfc_structure(region, o, std::move(t)));
     }
-    // The stack created earlier at `region`, validated (damaged_pool, nothing written) and
-    // recovered (dpfc_recover: restartable after a crash inside it).
-    static dpfc_stack open(void* region, std::size_t bytes, containers::dpfc_options o = {}, Trace t = {}) {
-        containers::dpfc_validate(region, bytes);
-        containers::dpfc_recover(region);
-        return dpfc_stack(region, o, std::move(t));
+    // The structure created earlier at `region`, validated (damaged_pool, nothing written)
+    // and recovered (dpfc_recover: restartable after a crash inside it).
+    static Derived open(void* region, std::size_t bytes, dpfc_options o = {}, Trace t = {}) {
+        dpfc_validate(region, bytes, Kind::magic);
+        dpfc_recover(region);
+        return Derived(dpfc_structure(region, o, std::move(t)));
     }
     // Read-only: every check open() makes (catalog, `pool check`).
-    static void validate(const void* region, std::size_t bytes) { containers::dpfc_validate(region, bytes); }
+    static void validate(const void* region, std::size_t bytes) { dpfc_validate(region, bytes, Kind::magic); }
 
     // ---- recovery and detectability ----------------------------------------------------
     void recover() {}  // open() recovered; kept for DFC's handle vocabulary
     // What became of `tid`'s latest operation.
     recovered_op recover(unsigned tid) const {
         check_tid(tid);
-        return containers::dpfc_recovered(region_, tid);
+        return dpfc_recovered(region_, tid);
     }
     // The seq `tid`'s next operation will carry (log it before running the operation).
     std::uint64_t next_seq(unsigned tid) const {
@@ -252,59 +278,98 @@ public:
     }
     unsigned threads() const noexcept { return static_cast<unsigned>(header().threads); }
 
-    // ---- modifiers (thread `tid` in 0..threads-1, one thread per tid at a time) ----------
-    // False if the stack is at its capacity (nothing was pushed).
-    bool push(unsigned tid, const T& v) {
-        std::uint64_t w = 0;
-        std::memcpy(&w, &v, sizeof(T));
-        return apply(tid, push_op, w).status == combining::dfc_status::ack;
-    }
-    std::optional<T> pop(unsigned tid) {
-        const auto r = apply(tid, pop_op, 0);
-        if (r.status != combining::dfc_status::value) return std::nullopt;
-        T v;
-        std::memcpy(&v, &r.value, sizeof(T));
-        return v;
-    }
+    combining::combining_stats stats() const noexcept { return c_.stats(); }
+    double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
+    Trace& trace() noexcept { return c_.core().trace(); }
 
-    // ---- observers (quiescent only) --------------------------------------------------
-    std::vector<T> unsynchronized_contents() const {  // top first, as dfc_stack's
-        const auto r = region();
-        std::vector<T> out;
-        for (auto i = r.committed().size; i-- > 0;) {
-            T v;
-            std::memcpy(&v, &r.elements[i], sizeof(T));
-            out.push_back(v);
-        }
-        return out;
-    }
-    combining::combining_stats stats() const noexcept { return c_->stats(); }
-    double mean_batch_size() const noexcept { return c_->mean_batch_size(); }
-    Trace& trace() noexcept { return c_->core().trace(); }
-
-private:
-    dpfc_stack(void* region, containers::dpfc_options o, Trace t)
-        : region_(region), c_(std::make_unique<handle>(region, o, std::move(t))) {
+protected:
+    dpfc_structure(void* region, dpfc_options o, Trace t) : region_(region), c_(region, o, std::move(t)) {
         const auto n = header().threads;
         next_ = std::make_unique<std::uint64_t[]>(n);
         const auto r = this->region();
         for (std::uint64_t i = 0; i < n; ++i) next_[i] = r.results[i].seq + 1;
     }
-    const containers::dpfc_header& header() const noexcept { return *static_cast<const containers::dpfc_header*>(region_); }
-    containers::dpfc_region region() const noexcept { return containers::dpfc_region::at(region_, header().threads); }
+    // False if the structure is at its capacity (nothing was pushed).
+    bool push_word(unsigned tid, const T& v) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, &v, sizeof(T));
+        return apply(tid, dpfc_push_op, w).status == combining::dfc_status::ack;
+    }
+    std::optional<T> pop_word(unsigned tid) {
+        const auto r = apply(tid, dpfc_pop_op, 0);
+        if (r.status != combining::dfc_status::value) return std::nullopt;
+        T v;
+        std::memcpy(&v, &r.value, sizeof(T));
+        return v;
+    }
+    // The elements from position 0 (a stack's bottom, a queue's front) on (quiescent only).
+    std::vector<T> elements() const {
+        const auto r = region();
+        const auto& st = r.committed();
+        std::vector<T> out;
+        for (std::uint64_t k = 0; k < st.size; ++k) {
+            T v;
+            std::memcpy(&v, &r.at(st.head, k), sizeof(T));
+            out.push_back(v);
+        }
+        return out;
+    }
+
+private:
+    const dpfc_header& header() const noexcept { return *static_cast<const dpfc_header*>(region_); }
+    dpfc_region region() const noexcept { return dpfc_region::at(region_, header().threads); }
     void check_tid(unsigned tid) const {
         if (tid >= header().threads)
-            throw usage_error("dpfc_stack: thread id " + std::to_string(tid) + " is not below the " +
-                              std::to_string(header().threads) + " the stack was created for");
+            throw usage_error(std::string(kind) + ": thread id " + std::to_string(tid) + " is not below the " +
+                              std::to_string(header().threads) + " it was created for");
     }
     combining::dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) {
         check_tid(tid);
-        return c_->apply({tid, next_[tid]++, name, param});
+        return c_.apply({tid, next_[tid]++, name, param});
     }
 
     void* region_;
-    std::unique_ptr<handle> c_;  // moves keep the engine's address
+    handle c_;  // holds the engine on the heap: moves keep its address
     std::unique_ptr<std::uint64_t[]> next_;  // per thread id: the next seq (volatile)
+};
+
+}  // namespace containers
+
+template <class T, class EngineSelector = containers::use_pfc, class Trace = combining::dfc_no_trace>
+class dpfc_stack : public containers::dpfc_structure<dpfc_stack<T, EngineSelector, Trace>, T, containers::dpfc_lifo,
+                                                     EngineSelector, Trace> {
+    using base = containers::dpfc_structure<dpfc_stack, T, containers::dpfc_lifo, EngineSelector, Trace>;
+    friend base;
+    explicit dpfc_stack(base&& b) : base(std::move(b)) {}
+
+public:
+    enum : std::uint64_t { push_op = containers::dpfc_push_op, pop_op = containers::dpfc_pop_op };
+    // False if the stack is at its capacity (nothing was pushed).
+    bool push(unsigned tid, const T& v) { return this->push_word(tid, v); }
+    // The top element, removed; nullopt if the stack was empty.
+    std::optional<T> pop(unsigned tid) { return this->pop_word(tid); }
+    // Elements from the top down, as dfc_stack's (quiescent only).
+    std::vector<T> unsynchronized_contents() const {
+        auto e = this->elements();
+        return {e.rbegin(), e.rend()};
+    }
+};
+
+template <class T, class EngineSelector = containers::use_pfc, class Trace = combining::dfc_no_trace>
+class dpfc_queue : public containers::dpfc_structure<dpfc_queue<T, EngineSelector, Trace>, T, containers::dpfc_fifo,
+                                                     EngineSelector, Trace> {
+    using base = containers::dpfc_structure<dpfc_queue, T, containers::dpfc_fifo, EngineSelector, Trace>;
+    friend base;
+    explicit dpfc_queue(base&& b) : base(std::move(b)) {}
+
+public:
+    enum : std::uint64_t { enqueue_op = containers::dpfc_push_op, dequeue_op = containers::dpfc_pop_op };
+    // False if the queue is at its capacity (nothing was enqueued).
+    bool enqueue(unsigned tid, const T& v) { return this->push_word(tid, v); }
+    // The front element, removed; nullopt if the queue was empty.
+    std::optional<T> dequeue(unsigned tid) { return this->pop_word(tid); }
+    // Elements front first, as dfc_queue's (quiescent only).
+    std::vector<T> unsynchronized_contents() const { return this->elements(); }
 };
 
 }  // namespace ferrite

@@ -1,4 +1,4 @@
-// ferrite::dpfc_stack (dpfc_stack.hpp, dpfc_layout.hpp): stack semantics against a model,
+// ferrite::dpfc_stack and dpfc_queue (dpfc_stack.hpp, dpfc_layout.hpp): semantics against a model,
 // full and empty, one pfence per pass, detectability (recover(tid) and next_seq), the crash
 // images a pass can leave (a state record without its results, orphan results, redo values
 // not yet in the array) and their recovery, validation of damaged regions (nothing
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -197,7 +198,8 @@ TEST(DpfcStack, DamagedRegionsAreRefusedWithNothingWritten) {
         {"epochs equal", [](c::dpfc_region r) { r.state[0].epoch = r.state[1].epoch; }},
         {"epoch limit", [](c::dpfc_region r) { r.state[r.newest()].epoch = u64{1} << 63; }},
         {"size", [](c::dpfc_region r) { r.state[r.newest()].size = 65; }},
-        {"redo", [](c::dpfc_region r) { r.state[r.newest()].redo = 6; }},
+        {"redo", [](c::dpfc_region r) { r.state[r.newest()].redo = 5; }},
+        {"head", [](c::dpfc_region r) { r.state[r.newest()].head = 1; }},
         {"served", [](c::dpfc_region r) { r.state[r.newest()].served = 3; }},
         {"result epoch", [](c::dpfc_region r) { r.results[0].epoch = r.state[r.newest()].epoch + 2; }},
         {"result name", [](c::dpfc_region r) { r.results[0].name = 9; }},
@@ -247,6 +249,105 @@ TEST(DpfcStack, ConcurrentExactlyOnce) {
     EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a value popped twice";
     EXPECT_EQ(all.size(), threads * ops) << "a value lost";
     for (unsigned t = 0; t < threads; ++t) EXPECT_EQ(s.next_seq(t), 1 + ops + ops - (ops + 2) / 3);
+}
+
+using que = dpfc_queue<u64>;
+
+TEST(DpfcQueue, BehavesLikeAQueueAcrossTheRingsWrap) {
+    constexpr u64 cap = 7;  // not a power of two: positions wrap by modulo
+    dfc_region_buffer buf(que::required_bytes(1, cap));
+    auto q = que::create(buf.data(), buf.size(), 1, cap);
+    std::deque<u64> model;
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 3000; ++i) {
+        if (rng() % 2 == 0) {
+            const bool ok = q.enqueue(0, u64(i));
+            EXPECT_EQ(ok, model.size() < cap);
+            if (ok) model.push_back(u64(i));
+        } else {
+            const auto v = q.dequeue(0);
+            if (model.empty()) {
+                EXPECT_FALSE(v);
+            } else {
+                ASSERT_TRUE(v);
+                EXPECT_EQ(*v, model.front());
+                model.pop_front();
+            }
+        }
+        if (i % 500 == 0) {
+            auto again = que::open(buf.data(), buf.size());  // recovery replays the redo values
+            EXPECT_EQ(again.unsynchronized_contents(), std::vector<u64>(model.begin(), model.end()));
+        }
+    }
+    EXPECT_EQ(q.unsynchronized_contents(), std::vector<u64>(model.begin(), model.end()));
+    const auto r = q.recover(0);
+    EXPECT_EQ(r.seq, 3000u);
+    EXPECT_TRUE(r.took_effect);
+}
+
+TEST(DpfcQueue, RecoveryCopiesRedoValuesAcrossTheWrap) {
+    constexpr u64 cap = 4;
+    dfc_region_buffer buf(que::required_bytes(1, cap));
+    {
+        auto q = que::create(buf.data(), buf.size(), 1, cap);
+        for (u64 i = 0; i < 3; ++i) q.enqueue(0, i);
+        for (u64 i = 0; i < 3; ++i) EXPECT_EQ(q.dequeue(0), i);
+        q.enqueue(0, 10);  // slot 3
+        q.enqueue(0, 11);  // slot 0: wrapped
+    }
+    auto r = c::dpfc_region::at(buf.data(), 1);
+    ASSERT_EQ(r.committed().redo, 1u);
+    r.elements[0] = 0xdead;  // the wrapped element's store lost, its record durable
+    auto q = que::open(buf.data(), buf.size());
+    EXPECT_EQ(q.unsynchronized_contents(), (std::vector<u64>{10, 11}));
+}
+
+TEST(DpfcQueue, AQueueIsNoStackAndDamageIsRefused) {
+    dfc_region_buffer buf(que::required_bytes(2, 8));
+    { (void)que::create(buf.data(), buf.size(), 2, 8).enqueue(1, 5); }
+    EXPECT_THROW((void)stk::open(buf.data(), buf.size()), damaged_pool);
+    c::dpfc_region::at(buf.data(), 2).state[c::dpfc_region::at(buf.data(), 2).newest()].head = 8;
+    const auto before = buf.snapshot();
+    try {
+        (void)que::open(buf.data(), buf.size());
+        ADD_FAILURE() << "a head beyond the capacity was accepted";
+    } catch (const damaged_pool& e) {
+        EXPECT_EQ(e.region(), "dpfc_queue");
+        EXPECT_NE(std::string(e.what()).find("head"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(std::memcmp(before.data(), buf.data(), buf.size()), 0);
+}
+
+TEST(DpfcQueue, ConcurrentExactlyOnceInEachProducersOrder) {
+    constexpr unsigned threads = 4;
+    constexpr u64 ops = 3000;
+    dfc_region_buffer buf(que::required_bytes(threads, 64));
+    auto q = que::create(buf.data(), buf.size(), threads, 64);  // small: full and empty both happen
+    std::vector<std::vector<u64>> got(threads);
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] {
+            u64 i = 0;
+            while (i < ops) {
+                if (q.enqueue(t, u64(t) << 32 | i)) ++i;
+                if (auto v = q.dequeue(t)) got[t].push_back(*v);
+            }
+        });
+    for (auto& th : ts) th.join();
+    while (auto v = q.dequeue(0)) got[0].push_back(*v);
+    std::vector<u64> all;
+    for (auto& g : got) {
+        std::vector<u64> last(threads, 0);  // per producer, the order a consumer saw
+        for (auto v : g) {
+            const auto p = v >> 32, i = v & 0xffffffff;
+            EXPECT_TRUE(i == 0 || i >= last[p]) << "out of order";
+            last[p] = i;
+        }
+        all.insert(all.end(), g.begin(), g.end());
+    }
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a value dequeued twice";
+    EXPECT_EQ(all.size(), threads * ops) << "a value lost";
 }
 
 }  // namespace
