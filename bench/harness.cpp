@@ -588,7 +588,7 @@ std::optional<subject_options> ablation_from_string(std::string_view name) noexc
         o.tid_claims = false;
         return o;
     }
-    if (name == "two-fence") {  // PFC vector/stack: pushes ordered by a fence of their own (format 1's protocol)
+    if (name == "two-fence") {  // PFC vector/stack/queue/deque: pushes ordered by a fence of their own (format 1's protocol)
         o.one_fence = false;
         return o;
     }

@@ -14,6 +14,7 @@ void register_builtin_targets(sim::target_registry& registry) {
     register_stack_targets(registry);
     register_deque_targets(registry);
     register_dfc_targets(registry);
+    register_dpfc_targets(registry);
     register_catalog_targets(registry);
     register_sets_targets(registry);
     checkpoint_targets::register_cpnvm_counter_target(registry);

@@ -28,6 +28,8 @@ void register_stack_targets(sim::target_registry& registry);
 void register_deque_targets(sim::target_registry& registry);
 // DFC stack, queue and deque (crash/containers/dfc_targets.cpp).
 void register_dfc_targets(sim::target_registry& registry);
+// The detectable PFC stack (crash/containers/dpfc_target.cpp).
+void register_dpfc_targets(sim::target_registry& registry);
 // Named vectors through ferrite::catalog (crash/containers/).
 void register_catalog_targets(sim::target_registry& registry);
 // Durable sets and maps and their node store (crash/sets/).

@@ -7,8 +7,9 @@
 //   deque-pfc  deque-fpfc  deque-mutex    ferrite::deque (ring buffer): all four ends
 //
 // Ablations (--ablation): no-nt = plain stores + pwb instead of NT stores; no-futex = the
-// engines' pure-spin waiting; no-elimination; two-fence = the stack's pushes with a fence between
-// the values and the state record (the protocol before format 2, for comparison in one run). Pools: scratch_pool.hpp. Structures start with
+// engines' pure-spin waiting; no-elimination; two-fence = pushes with a fence between the values
+// and the state record (the stack's, queue's and deque's protocol before format 2, for comparison
+// in one run). Pools: scratch_pool.hpp. Structures start with
 // capacity 1024 and hold the workload's initial size before timing.
 #include <mutex>
 #include <span>
@@ -33,7 +34,7 @@ Options options_of(const subject_options& o) {
     Options v;
     v.nt_stores = o.nt_stores;
     v.elimination = o.elimination;
-    if constexpr (requires { v.one_fence; }) v.one_fence = o.one_fence;  // the vector core's (stack)
+    v.one_fence = o.one_fence;  // the vector core's (stack) and the deque core's (queue, deque)
     return v;
 }
 

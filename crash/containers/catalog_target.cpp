@@ -211,7 +211,7 @@ private:
             case shape::queue:
             case shape::deque: {  // a queue is stored as a deque
                 const auto* h = containers::deque_header_at(image, anchor);
-                const auto& state = h->copy[h->epoch & 1];
+                const auto& state = containers::deque_committed(*h);
                 const auto* ring = reinterpret_cast<const std::uint64_t*>(image.base() + h->data);
                 std::vector<std::uint64_t> out;
                 for (std::uint64_t k = 0; k < std::min<std::uint64_t>(state.size, 3); ++k)

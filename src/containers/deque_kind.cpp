@@ -18,7 +18,7 @@ void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, const alloc::d
 
 std::string describe(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, const alloc::directory_entry& e) {
     const auto& h = validate_deque(pool, heap, e.anchor);
-    return std::to_string(h.copy[h.epoch & 1].size) + " elements, capacity " + std::to_string(h.capacity);
+    return std::to_string(deque_committed(h).size) + " elements, capacity " + std::to_string(h.capacity);
 }
 
 }  // namespace

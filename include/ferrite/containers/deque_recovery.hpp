@@ -15,7 +15,8 @@
 // everything, including the heap states its confirm calls need, before its first store).
 // Checked, in this order:
 //   identity: the anchor a 64-byte aligned offset with the header inside the pool; magic
-//     (the format version is its last byte); element size in [1, pool size], and as the
+//     (the format version is its last byte: a format-1 deque or queue is refused with
+//     pool_error wrong_version, not as damage); element size in [1, pool size], and as the
 //     caller's type asks when it names one;
 //   the header's block: a heap block the deque keeps (live, or allocation pending: create()
 //     confirms after the anchor) holding the header;
@@ -24,8 +25,11 @@
 //     = 0 exactly when capacity = 0; otherwise a heap block other than the header's, kept
 //     (or, under an uninstalled REPLACE, live or deallocation pending: the old ring), whose
 //     usable bytes hold capacity x element size (overflow checked) inside the pool;
-//   the state the epoch selects, copy[epoch & 1]: size <= capacity (head is a free-running
-//     counter: every value is valid; the other copy is never read);
+//   the state records: their epochs differ, and the larger one (it names the state) is
+//     below 2^63, so the next pass's epoch cannot wrap; in that record size <= capacity
+//     (head is a free-running counter: every value is valid) and redo_front + redo_back <=
+//     min(size, deque_redo_room) (the other record is never read: a pass may have left it
+//     torn);
 //   REPLACE (tag = replace): replace_capacity a power of two >= capacity (so >= size),
 //     replace_data a kept heap block other than the header's that holds it; if not yet
 //     installed, the pair of states a growth leaves (old live with new allocation pending,
@@ -36,6 +40,9 @@
 // catalog to prove them disjoint.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -52,9 +59,19 @@ namespace ferrite::containers {
 // damaged_pool for the rest.
 inline deque_header* deque_header_at(const pmem::pool_ref& pool, std::uint64_t anchor) {
     auto* h = header_in_pool<deque_header>(pool, "deque", anchor);
+    if (h->magic == deque_magic_v1) {
+        std::string what = "deque: header at pool offset ";
+        what.append(std::to_string(anchor))
+            .append(" of '")
+            .append(pool.path().string())
+            .append("' is a ferrite deque or queue of format 1 (one epoch word, two fences per push pass); this build "
+                    "reads format 2 (two state records, one fence per pass) and does not convert it: read the "
+                    "elements with the ferrite release that wrote the pool and push them into a new deque or queue");
+        throw pool_error(pool_errc::wrong_version, what);
+    }
     if (h->magic != deque_magic)
         header_check(pool, "deque", anchor)
-            .fail("magic", h->magic, "is not a ferrite deque's or queue's (format 1)",
+            .fail("magic", h->magic, "is not a ferrite deque's or queue's (format 2)",
                   "check the anchor; if it is right, restore the pool from a copy");
     return h;
 }
@@ -92,10 +109,20 @@ const deque_header& validate_deque(const pmem::pool_ref& pool, const Heap& heap,
                                          : kept_states;
         old_state = c.block(heap, "data", h.data, allowed, "capacity", cap, esz);
     }
-    const auto selected = h.epoch & 1;
-    if (h.copy[selected].size > cap)
-        c.fail("copy[" + std::to_string(selected) + "].size (the epoch " + std::to_string(h.epoch) + " selects it)",
-               h.copy[selected].size, "exceeds the capacity " + std::to_string(cap));
+    if (h.state[0].epoch == h.state[1].epoch)
+        c.fail("state[1].epoch", h.state[1].epoch, "equals state[0].epoch (no pass writes two records with one epoch)");
+    const auto cur = deque_current(h);
+    const auto& st = h.state[cur];
+    std::string rec = "state[";
+    rec.append(std::to_string(cur)).append("]");
+    if (st.epoch >= deque_epoch_limit)  // the next pass's epoch + 1 must not wrap to the other record's
+        c.fail(rec + ".epoch", st.epoch, "is 2^63 or more (no deque makes that many passes)");
+    if (st.size > cap) c.fail(rec + ".size", st.size, "exceeds the capacity " + std::to_string(cap));
+    const std::uint64_t redo = std::uint64_t{st.redo_front} + st.redo_back;
+    if (redo > std::min(st.size, deque_redo_room(esz)))
+        c.fail(rec + ".redo_front + redo_back", redo,
+               "exceeds the size " + std::to_string(st.size) + " or the record's room of " +
+                   std::to_string(deque_redo_room(esz)) + " elements");
 
     if (replacing) {
         const auto rcap = h.replace_capacity;
@@ -159,6 +186,67 @@ FERRITE_FLOW_ROOT void deque_finish_replace(const pmem::pool_ref& pool, Heap& he
     if (!replaced && old != 0) heap.confirm_deallocation(pool.base() + old);
 }
 
+// Store `bytes` at ring position `pos` (deque_state.head + k) and the positions after it,
+// wrapping at the capacity: plain stores + pwb, or NT stores. No fence: the caller's orders
+// them. The caller checked that the bytes hold whole elements and fit the capacity.
+inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos,
+                             const std::byte* src, std::uint64_t bytes, bool nt) noexcept {
+    const auto esz = h->element_size, cap = h->capacity;
+    auto* ring = pool.base() + h->data;
+    for (std::uint64_t done = 0; done < bytes;) {
+        const auto slot = pos & (cap - 1);
+        const auto run = std::min(bytes - done, (cap - slot) * esz);
+        auto* dst = ring + slot * esz;
+        if (nt) {
+            pmem::nt_memcpy(dst, src + done, run);
+        } else {
+            std::memcpy(dst, src + done, run);
+            pmem::pwb_range(dst, run);
+        }
+        done += run;
+        pos += run / esz;
+    }
+}
+
+// The commit of a pass, and of recovery's replay: write the state record that is not the
+// state, {head, size, redo counts, `redo` (kept_front + kept_back elements, front ones in
+// deque order, then back ones)}, then, in the same line and stored last, the next epoch;
+// pwb; pfence (PP: the record is the state). The caller has queued the write-backs it orders.
+inline void deque_commit(deque_header* h, std::uint64_t head, std::uint64_t size, std::uint64_t kept_front,
+                         std::uint64_t kept_back, const std::byte* redo) noexcept {
+    const auto cur = deque_current(*h);
+    auto& next = h->state[1 - cur];
+    next.head = head;
+    next.size = size;
+    next.redo_front = static_cast<std::uint32_t>(kept_front);
+    next.redo_back = static_cast<std::uint32_t>(kept_back);
+    if (kept_front + kept_back > 0) std::memcpy(next.redo_values, redo, (kept_front + kept_back) * h->element_size);
+    // Stored after the rest of the line: the epoch persists no earlier than the record.
+    std::atomic_signal_fence(std::memory_order_release);
+    next.epoch = h->state[cur].epoch + 1;  // commit point once durable
+    pmem::pwb(&next);
+    pmem::pfence();  // PP: the record is the state
+}
+
+// Recovery: copy the committed state record's redo values into their ring slots (validated:
+// redo_front + redo_back <= size <= capacity), pfence, then commit a record of the same
+// state without redo (deque_commit). The pass that wrote the record may have crashed before
+// its values reached the ring; if it did not, the copy rewrites equal bytes. The values are
+// durable before the record that no longer carries them: a crash in between finds the old
+// record and replays again. After that the ring alone holds them, as after a pass that did
+// not crash (the next pass, maybe on another thread whose fence would not order this
+// thread's stores, finds nothing to repeat).
+inline void deque_replay_redo(const pmem::pool_ref& pool, deque_header* h) noexcept {
+    const auto st = deque_committed(*h);
+    if (st.redo_front + st.redo_back == 0) return;
+    const auto esz = h->element_size;
+    deque_store_ring(pool, h, st.head, st.redo_values, st.redo_front * esz, true);
+    deque_store_ring(pool, h, st.head + st.size - st.redo_back, st.redo_values + st.redo_front * esz,
+                     st.redo_back * esz, true);
+    pmem::pfence();  // PP: the redo values are in the ring before a record without them
+    deque_commit(h, st.head, st.size, 0, 0, nullptr);
+}
+
 // Between the heap's recover() and finish_recovery() (see persistent_deque_core.hpp).
 // Validates the whole header (validate_deque) before its first store.
 template <class Heap>
@@ -170,6 +258,7 @@ void recover_deque(const pmem::pool_ref& pool, Heap& heap, std::uint64_t anchor)
         deque_finish_replace(pool, heap, h);
     else if (h->data != 0)
         heap.confirm_allocation(pool.base() + h->data);
+    deque_replay_redo(pool, h);  // into the ring now installed
 }
 
 }  // namespace ferrite::containers

@@ -3,7 +3,7 @@
 //
 // Algorithm: the PFC thesis's persistent vector (Stuttgart 2025, Alg 5.6-5.10) carried over to
 // a double-ended ring, as its outlook (ch. 7) proposes: only the combiner touches persistent
-// memory, and it writes back the net effect of a whole batch with one fence pair.
+// memory, and it writes back the net effect of a whole batch with one pfence (format 2).
 // combine(batch) serves one combining pass, in this order (each step a linearization point,
 // LP, in the order the trace records):
 //   1. size / front / back are answered from the committed state at the start of the pass;
@@ -13,13 +13,17 @@
 //      push_backs then push_fronts: the ring grows first if the committed elements plus all
 //      of them would not fit (REPLACE, below);
 //   4. the remaining pops, pop_fronts then pop_backs (they may take elements pushed in step 3);
-//   5. write-back: the pushed values that are still in the deque after step 4 are stored
-//      into their ring slots (non-temporal stores, or stores + pwb), ONE pfence; the new
-//      {head, size} goes into the state copy the epoch does not select, then epoch + 1, one
-//      pwb of that line, pfence (PP: the whole batch is durable). Responses are published by
-//      the engine only after that.
-// A batch costs at most two pfences however large it is (one if it only pops); eliminated
-// pairs, pushes popped again in the same pass, and reads cost nothing.
+//   5. write-back: the pushed values that are still in the deque after step 4 (kept) are
+//      stored into their ring slots with stores + pwb; the state record the larger epoch
+//      does not name gets {head, size, the kept values as redo} and, stored last, epoch + 1;
+//      pwb of its line; ONE pfence (PP: the whole batch is durable). More kept values than
+//      the record's redo room (deque_redo_room: 4 elements of 8 bytes) go by NT stores (or
+//      stores + pwb: no-nt) with a pfence of their own before a record without redo (two
+//      fences). Responses are published by the engine only after that.
+// A batch costs one pfence (two past the redo room); eliminated pairs, pushes popped again in
+// the same pass, and reads cost nothing. Format 1 ordered the values with a fence of their
+// own in every pass that kept a push (deque_options::one_fence = false keeps that protocol
+// as the ablation two-fence).
 //
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol, as in
 // persistent_vector_core.hpp): allocate the new ring, copy each committed element to its slot
@@ -32,8 +36,9 @@
 // (head + k) mod capacity under either capacity (deque_layout.hpp).
 //
 // Differences from the thesis's vector: the state is {head, size} of a ring, two words that
-// a batch may both change, so it is committed through two alternating copies selected by an
-// epoch word in the same line (the vector's single size word needs no such thing). Pushes
+// a batch may both change, committed, as the vector's format 2 does, through two state
+// records of a line each (after the PBcomb state copies of Fatourou, Kallimanis and Kosmas,
+// PPoPP 2022, with no index to flip: the epoch inside the record is its commit point). Pushes
 // are applied before pops within a pass (rather than the reverse) so that no push ever needs
 // a slot a pop of the same pass freed: every slot a pass writes lies outside the committed
 // range [head, head + size) (the capacity check in step 3 counts all pushes against the
@@ -54,17 +59,27 @@
 //
 // Crash consistency. Persistent: the header (deque_layout.hpp) and the ring.
 //   LP of a pass's pushes and pops: their place in the order above (the trace records it);
-//   PP: the epoch line's pfence in step 5. Pushed values are durable (first pfence) before
-//   the epoch names a state that holds them; the copy is stored before the epoch in the same
-//   line, so an epoch on the media always selects a complete copy.
+//   PP: the pass's pfence in step 5. A pass writes the record that is not the state, epoch
+//   last: after a crash before its pfence that record is on the media either whole (its
+//   epoch persisted, so did every earlier store to its line) or with its old, smaller epoch,
+//   and then the other record, untouched by this pass and made durable by the previous
+//   pass's pfence, is the state, with the ring's slots in its range as that pass left them
+//   (a pass writes only slots outside the committed range, below). With the new record the
+//   state, its redo values are the kept pushes whether or not their stores reached the
+//   ring: recovery copies them (deque_replay_redo). Past the redo room the values are
+//   durable (their own pfence) before any record names them. A record's redo is needed only
+//   until the ring's copy is durable: the pass's own pfence does that, and the record is
+//   overwritten two passes later.
 // Recovery, after the heap's own recover() and before its finish_recovery():
 //   confirm the header block and the ring (create() persists the anchor, then confirms:
 //     a crash in between would otherwise let finish_recovery() free a live deque);
 //   tag = REPLACE: deque_finish_replace again (idempotent: if the header does not name the
 //     new ring yet, deallocate the old one, confirm the new one and install it; clear the tag;
-//     confirm the deallocation).
-// Pushes and pops need no recovery: the epoch is their commit point, and ring slots outside
-// the selected state are never read.
+//     confirm the deallocation);
+//   then the state record's redo values are copied into the ring now installed (a growth
+//     finishes its install before the pass writes values or a record), pfence, and a record
+//     of the same state without redo is committed (deque_replay_redo). Ring slots outside
+//     the state are never read.
 //
 // Validation: the media is not trusted. open() and recover() first run validate_deque
 // (deque_recovery.hpp: every header word in its domain, the ring and any REPLACE target live
@@ -101,6 +116,10 @@ namespace ferrite::containers {
 struct deque_options {
     bool nt_stores = true;    // non-temporal stores for pushed values and the growth copy
     bool elimination = true;  // push/pop elimination inside a pass
+    // Passes whose kept pushes fit a state record's redo room commit with one pfence; false:
+    // always a pfence between the values and a record without redo (format 1's two fences:
+    // the ablation two-fence).
+    bool one_fence = true;
 };
 
 // Heap requirements: as persistent_vector_core's (allocate, confirm_allocation, deallocate,
@@ -128,6 +147,7 @@ public:
         std::memset(h, 0, sizeof(deque_header));
         h->magic = deque_magic;
         h->element_size = sizeof(T);
+        h->state[0].epoch = 1;  // the state: empty
         void* data = nullptr;
         if (initial_capacity > 0) {
             const auto cap = std::bit_ceil(std::uint64_t{initial_capacity});
@@ -220,7 +240,6 @@ public:
             if (s->response.ok) --room, --lo;
             trace_.applied(s->request, s->response);  // LP
         }
-        const std::int64_t pushed_back = hi - size0, pushed_front = -lo;
         const T* d = ring();
         const auto value_at = [&](std::int64_t o) {
             if (o >= size0) return push_backs[static_cast<std::size_t>(o - size0)]->request.value;
@@ -240,19 +259,37 @@ public:
             trace_.applied(s->request, s->response);  // LP
         }
 
-        // Write-back: the pushed values still in the deque, then the state.
-        bool stored = false;
-        const auto keep = [&](std::int64_t o, const T& v) {
-            if (o < lo || o >= hi) return;  // popped again in this pass: never needs memory
-            store(&ring()[(st.head + static_cast<std::uint64_t>(o)) & mask()], &v, sizeof(T));
-            stored = true;
-        };
-        for (std::int64_t k = 0; k < pushed_back; ++k) keep(size0 + k, push_backs[static_cast<std::size_t>(k)]->request.value);
-        for (std::int64_t k = 0; k < pushed_front; ++k) keep(-1 - k, push_fronts[static_cast<std::size_t>(k)]->request.value);
-        if (stored) pmem::pfence();  // PP: the values are durable before the state names them
-        deque_state next{st.head + static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo)};
-        if (next.size == 0) next.head = st.head;  // any head describes an empty deque
-        if (next.head != st.head || next.size != st.size) commit(next);
+        // Write-back: the pushed values still in the deque (popped again in this pass: never
+        // written), front ones at offsets [lo, front_end), back ones at [back_begin, hi).
+        std::uint64_t head = st.head + static_cast<std::uint64_t>(lo);
+        const auto size = static_cast<std::uint64_t>(hi - lo);
+        if (size == 0) head = st.head;  // any head describes an empty deque
+        if (head != st.head || size != st.size) {
+            const std::int64_t front_end = std::min<std::int64_t>(0, hi), back_begin = std::max(size0, lo);
+            values_.clear();
+            for (std::int64_t o = lo; o < front_end; ++o) values_.push_back(push_fronts[static_cast<std::size_t>(-1 - o)]->request.value);
+            const auto kept_front = values_.size();
+            for (std::int64_t o = back_begin; o < hi; ++o) values_.push_back(push_backs[static_cast<std::size_t>(o - size0)]->request.value);
+            const auto kept_back = values_.size() - kept_front;
+            const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
+            const auto store_values = [&](bool nt) {
+                deque_store_ring(pool_, h_, st.head + static_cast<std::uint64_t>(lo), bytes, kept_front * sizeof(T), nt);
+                deque_store_ring(pool_, h_, st.head + static_cast<std::uint64_t>(back_begin), bytes + kept_front * sizeof(T),
+                                 kept_back * sizeof(T), nt);
+            };
+            if (opts_.one_fence && values_.size() <= redo_room) {
+                // Plain stores + pwb: the values ride in the record, and the next pops read
+                // these lines (an NT store would evict them).
+                store_values(false);
+                write_state(head, size, kept_front, kept_back);  // LP; PP: its pfence makes the pass durable
+            } else {
+                if (!values_.empty()) {
+                    store_values(opts_.nt_stores);
+                    pmem::pfence();  // PP: the values are durable before a record names them
+                }
+                write_state(head, size, 0, 0);  // LP; PP: its pfence makes the pass durable
+            }
+        }
         trace_.pass_done();
     }
 
@@ -276,21 +313,19 @@ private:
     static std::uint64_t offset_of(const pmem::pool_ref& pool, const void* p) noexcept {
         return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
     }
-    static deque_state state(const deque_header* h) noexcept { return h->copy[h->epoch & 1]; }
+    static const deque_state& state(const deque_header* h) noexcept { return deque_committed(*h); }
     T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(pool_.base() + h_->data) : nullptr; }
     std::uint64_t mask() const noexcept { return h_->capacity - 1; }
     std::vector<slot_type*>& list(deque_op op) noexcept { return lists_[static_cast<std::size_t>(op)]; }
 
-    // The commit point of a pass: the copy the epoch does not select, then the epoch.
-    FERRITE_FLOW_ROOT void commit(deque_state next) noexcept {
-        const auto epoch = h_->epoch + 1;
-        h_->copy[epoch & 1] = next;
-        // Same line as the copy, stored after it: the epoch persists no earlier than the copy.
-        std::atomic_signal_fence(std::memory_order_release);
-        h_->epoch = epoch;  // commit point of the pass's pushes and pops
-        pmem::pwb(&h_->epoch);
-        pmem::pfence();  // PP: the pass is durable
+    // The pass's commit (deque_commit, which recovery's replay shares): the record that is
+    // not the state gets {head, size, the first kept_front + kept_back values of values_},
+    // epoch last; pwb; pfence.
+    FERRITE_FLOW_ROOT void write_state(std::uint64_t head, std::uint64_t size, std::size_t kept_front, std::size_t kept_back) noexcept {
+        deque_commit(h_, head, size, kept_front, kept_back, reinterpret_cast<const std::byte*>(values_.data()));
     }
+
+    static constexpr std::uint64_t redo_room = deque_redo_room(sizeof(T));
 
     // Store `n` bytes durable-on-next-fence: NT stores, or plain stores + pwb (ablation).
     void store(void* dst, const void* src, std::size_t n) noexcept {
@@ -357,6 +392,7 @@ private:
     deque_options opts_;
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> lists_[4] FERRITE_FLOW_SKIP;  // combiner's scratch, indexed by deque_op (pushes, pops)
+    std::vector<T> values_ FERRITE_FLOW_SKIP;             // the pass's kept pushes: front ones in deque order, then back ones
 };
 
 }  // namespace ferrite::containers

@@ -41,7 +41,7 @@ constexpr base all_bases[] = {base::plain, base::replace, base::replaced, base::
 constexpr u64 initial_capacity = 16, initial_size = 10, grown_capacity = 32;
 u64 value(u64 i) { return 1000 + i; }
 
-// The deque under test (A: a 256-byte header block, a 128-byte ring that wraps) and the pool
+// The deque under test (A: a 320-byte header block, a 128-byte ring that wraps) and the pool
 // offsets a damaged word may be pointed at.
 struct world {
     u64 anchor = 0;      // A's header
@@ -52,7 +52,7 @@ struct world {
     u64 free = 0;        // a free block
     u64 fresh = 0;       // the REPLACE target (256 bytes: capacity 32) in the replace states
     c::deque_header& h(damage_pool& d) const { return *reinterpret_cast<c::deque_header*>(d.at(anchor)); }
-    c::deque_state& state(damage_pool& d) const { return h(d).copy[h(d).epoch & 1]; }
+    c::deque_state& state(damage_pool& d) const { return h(d).state[c::deque_current(h(d))]; }  // the state record
 };
 
 world build(damage_pool& d, base b) {
@@ -149,15 +149,26 @@ const damage_case cases[] = {
     {"CapacityOverflows", base::plain, "capacity", false,
      [](damage_pool& d, world& w) { w.h(d).capacity = u64{1} << 62; }},
     {"CapacityZeroWithARing", base::plain, "capacity", false,
-     [](damage_pool& d, world& w) { w.h(d).capacity = 0, w.state(d).size = 0; }},
+     [](damage_pool& d, world& w) { w.h(d).capacity = 0, w.state(d).size = 0, w.state(d).redo_back = 0; }},
     // the committed state
     {"SizeBeyondCapacity", base::plain, "size", false, [](damage_pool& d, world& w) { w.state(d).size = 17; }},
     {"SizeAllOnes", base::plain, "size", false, [](damage_pool& d, world& w) { w.state(d).size = ~u64{0}; }},
-    {"EpochSelectsADamagedCopy", base::plain, "size", false,
+    {"EpochSelectsADamagedRecord", base::plain, "size", false,
      [](damage_pool& d, world& w) {
-         w.h(d).copy[(w.h(d).epoch + 1) & 1].size = 1000;
-         w.h(d).epoch += 1;
+         auto& other = w.h(d).state[1 - c::deque_current(w.h(d))];
+         other.size = 1000;
+         other.epoch = w.state(d).epoch + 1;
      }},
+    {"EpochsEqual", base::plain, "epoch", false,
+     [](damage_pool& d, world& w) { w.h(d).state[0].epoch = w.h(d).state[1].epoch; }},
+    {"EpochAtTwoToThe63", base::plain, "epoch", false,
+     [](damage_pool& d, world& w) { w.state(d).epoch = u64{1} << 63; }},
+    {"RedoBeyondTheRecordsRoom", base::plain, "redo", false,
+     [](damage_pool& d, world& w) { w.state(d).redo_front = 3, w.state(d).redo_back = 2; }},
+    {"RedoBeyondTheSize", base::plain, "redo", false,
+     [](damage_pool& d, world& w) { w.state(d).size = 1, w.state(d).redo_front = 1, w.state(d).redo_back = 1; }},
+    {"RedoAllOnes", base::plain, "redo", false,
+     [](damage_pool& d, world& w) { w.state(d).redo_front = ~0u, w.state(d).redo_back = ~0u; }},
     // REPLACE
     {"ReplaceDataZero", base::replace, "replace_data", false, [](damage_pool& d, world& w) { w.h(d).replace_data = 0; }},
     {"ReplaceDataAtAFreeBlock", base::replace, "replace_data", false,
@@ -275,6 +286,39 @@ TEST(DequeDamageAcrossObjects, ARingTwoDequesNameShowsInTheirOwnedBlocks) {
     const auto mine = c::deque_owned_blocks(d.pool(), d.heap(), w.anchor);
     const auto theirs = c::deque_owned_blocks(d.pool(), d.heap(), twin);
     EXPECT_EQ(std::ranges::count_if(mine, [&](u64 b) { return std::ranges::find(theirs, b) != theirs.end(); }), 1);
+}
+
+// A deque or queue written by format 1 (magic "FrDeque1": one epoch word, two fences per push
+// pass) is not damage: open, recovery and the read-only check refuse it as wrong_version,
+// naming both formats, and write nothing.
+TEST(DequeFormat, AFormatOneDequeIsRefusedAsWrongVersion) {
+    damage_pool d("deque");
+    world w = build(d, base::plain);
+    w.h(d).magic = c::deque_magic_v1;
+    const u64 a = w.anchor;
+    const auto refused = [&](const char* what, auto&& call) {
+        const auto before = d.bytes();
+        try {
+            call();
+            ADD_FAILURE() << what << ": a format-1 deque was accepted";
+        } catch (const ferrite::damaged_pool& e) {
+            ADD_FAILURE() << what << ": reported as damage: " << e.what();
+        } catch (const ferrite::pool_error& e) {
+            EXPECT_EQ(e.kind(), ferrite::pool_errc::wrong_version) << what;
+            const std::string m = e.what();
+            EXPECT_NE(m.find("format 1"), std::string::npos) << what << ": " << m;
+            EXPECT_NE(m.find("format 2"), std::string::npos) << what << ": " << m;
+        }
+        EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
+    };
+    refused("deque::open", [&] { (void)deq::open(d.pool(), d.heap(), a); });
+    refused("queue::open", [&] { (void)que::open(d.pool(), d.heap(), a); });
+    d.reopen();
+    d.heap().recover();
+    refused("deque::recover", [&] { deq::recover(d.pool(), d.heap(), a); });
+    refused("recover_deque", [&] { c::recover_deque(d.pool(), d.heap(), a); });
+    d.inspect();
+    refused("validate_deque", [&] { (void)c::validate_deque(d.pool(), d.heap(), a); });
 }
 
 // A seeded fuzzer over the header words: every mutated pool either is refused

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -190,14 +191,14 @@ TEST_F(DequeTest, ReopenSeesTheSameElements) {
     EXPECT_THROW(u32_deque::open(*pool_, *heap_, anchor_), ferrite::error) << "another element type";
 }
 
-TEST_F(DequeTest, OneFencePairPerPushAndOneFencePerPop) {
+TEST_F(DequeTest, OnePfencePerPassOfPushesOrPops) {
     auto d = make(1024);
     auto before = pmem::thread_counters();
     d.push_front(1);
     const auto push = pmem::thread_counters() - before;
-    EXPECT_EQ(push.pfences, 2u) << "value, then state";
-    EXPECT_EQ(push.nt_stores, 1u);
-    EXPECT_EQ(push.pwb_lines, 1u) << "only the state line is written back";
+    EXPECT_EQ(push.pfences, 1u) << "the value and the state record that repeats it, one fence";
+    EXPECT_EQ(push.nt_stores, 0u) << "the value is stored through the cache for the pops";
+    EXPECT_EQ(push.pwb_lines, 2u) << "the value's line and the state record's";
     before = pmem::thread_counters();
     d.pop_back();
     const auto pop = pmem::thread_counters() - before;
@@ -210,6 +211,81 @@ TEST_F(DequeTest, OneFencePairPerPushAndOneFencePerPop) {
     const auto reads = pmem::thread_counters() - before;
     EXPECT_EQ(reads.pfences, 0u);
     EXPECT_EQ(reads.pwb_lines, 0u);
+}
+
+TEST_F(DequeTest, TwoFenceAblationOrdersValuesBeforeTheRecord) {
+    auto d = make(1024, {.one_fence = false});
+    const auto before = pmem::thread_counters();
+    d.push_back(1);
+    const auto push = pmem::thread_counters() - before;
+    EXPECT_EQ(push.pfences, 2u) << "value, then the state record (format 1's protocol)";
+    EXPECT_EQ(push.nt_stores, 1u);
+    EXPECT_EQ(push.pwb_lines, 1u);
+    const auto& st = c::deque_committed(*c::deque_header_at(*pool_, anchor_));
+    EXPECT_EQ(st.redo_front + st.redo_back, 0u) << "the value is durable before the record: no redo";
+}
+
+// One pass through the core: kept pushes up to the record's redo room (4 elements of 8
+// bytes) ride in the record, front ones in deque order, then back ones, with one fence;
+// beyond the room a fence orders the values before a record without redo.
+TEST_F(DequeTest, KeptPushesBeyondTheRedoRoomTakeTwoFences) {
+    using core_t = c::persistent_deque_core<u64, bump_heap>;
+    anchor_ = 0;
+    auto* h = core_t::create(*pool_, *heap_, anchor_, 64);
+    core_t core(*pool_, *heap_, h);
+    const auto pass = [&](std::vector<std::pair<c::deque_op, u64>> ops) {
+        std::vector<core_t::slot_type> slots(ops.size());
+        std::vector<core_t::slot_type*> batch;
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            slots[i].request = {ops[i].first, ops[i].second, 0};
+            batch.push_back(&slots[i]);
+        }
+        const auto before = pmem::thread_counters();
+        core.combine(std::span(batch));
+        return pmem::thread_counters() - before;
+    };
+    const auto pb = c::deque_op::push_back, pf = c::deque_op::push_front, qf = c::deque_op::pop_front;
+    ASSERT_EQ(c::deque_redo_room(8), 4u);
+    // Five pushes, one eliminated by the pop: four kept, one fence.
+    EXPECT_EQ(pass({{pb, 10}, {pb, 11}, {pf, 1}, {pf, 2}, {pf, 3}, {qf, 0}}).pfences, 1u);
+    const auto& st = c::deque_committed(*h);
+    EXPECT_EQ(st.size, 4u);
+    ASSERT_EQ(st.redo_front, 2u);
+    ASSERT_EQ(st.redo_back, 2u);
+    u64 redo[4];
+    std::memcpy(redo, st.redo_values, sizeof redo);
+    EXPECT_EQ(std::vector<u64>(redo, redo + 4), (std::vector<u64>{3, 2, 10, 11}));
+    EXPECT_EQ(core.contents(), (std::vector<u64>{3, 2, 10, 11}));
+    EXPECT_EQ(pass({{pb, 20}, {pb, 21}, {pb, 22}, {pf, 0}, {pf, 9}}).pfences, 2u);
+    EXPECT_EQ(c::deque_committed(*h).redo_front + c::deque_committed(*h).redo_back, 0u);
+    EXPECT_EQ(core.contents(), (std::vector<u64>{9, 0, 3, 2, 10, 11, 20, 21, 22}));
+}
+
+// Recovery copies the state record's redo values into their ring slots (both ends, across
+// the ring's wrap): the pass's stores may not have reached the media before the crash.
+TEST_F(DequeTest, RecoveryCopiesTheRedoValuesIntoTheRing) {
+    using core_t = c::persistent_deque_core<u64, bump_heap>;
+    anchor_ = 0;
+    auto* h = core_t::create(*pool_, *heap_, anchor_, 8);
+    core_t core(*pool_, *heap_, h);
+    std::vector<core_t::slot_type> slots(4);
+    const std::pair<c::deque_op, u64> ops[] = {
+        {c::deque_op::push_front, 1}, {c::deque_op::push_front, 2}, {c::deque_op::push_back, 3}, {c::deque_op::push_back, 4}};
+    std::vector<core_t::slot_type*> batch;
+    for (std::size_t i = 0; i < 4; ++i) {
+        slots[i].request = {ops[i].first, ops[i].second, 0};
+        batch.push_back(&slots[i]);
+    }
+    core.combine(std::span(batch));
+    ASSERT_EQ(core.contents(), (std::vector<u64>{2, 1, 3, 4}));
+    auto* ring = reinterpret_cast<u64*>(pool_->base() + h->data);
+    for (u64 i = 0; i < 8; ++i) ring[i] = 0xdead;  // every store lost, the record durable
+    c::recover_deque(*pool_, *heap_, anchor_);
+    EXPECT_EQ(core.contents(), (std::vector<u64>{2, 1, 3, 4}));
+    EXPECT_EQ(ring[7], 1u) << "the front wrapped below slot 0";
+    const auto& st = c::deque_committed(*h);
+    EXPECT_EQ(st.redo_front + st.redo_back, 0u) << "recovery commits the state again without redo";
+    EXPECT_EQ(st.size, 4u);
 }
 
 // Waves of threads (each wave joins before the next starts, so publications of exited
@@ -255,6 +331,11 @@ TEST_F(DequeTest, ConcurrentExactlyOnceFpfc) {
 
 TEST_F(DequeTest, ConcurrentExactlyOncePureSpinNoNtNoElimination) {
     auto d = make<c::use_fpfc_spin>(2, {.nt_stores = false, .elimination = false});
+    concurrent_exactly_once(d, 2, 3, 800);
+}
+
+TEST_F(DequeTest, ConcurrentExactlyOnceTwoFence) {
+    auto d = make<c::use_pfc>(2, {.one_fence = false});
     concurrent_exactly_once(d, 2, 3, 800);
 }
 

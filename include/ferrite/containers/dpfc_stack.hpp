@@ -1,0 +1,375 @@
+// ferrite/containers/dpfc_stack.hpp: ferrite::dpfc_stack<T> and ferrite::dpfc_queue<T>,
+// a detectable persistent stack and queue on the PFC engine: DFC's detectable contract at
+// PFC's price.
+//
+// Papers: the PFC thesis (Stuttgart 2025, ch. 5; its outlook, ch. 7, asks for a detectable
+// PFC) and DFC (Rusanovsky et al., [DFC-003] in docs/references.md) for the contract:
+// recover(tid) returns thread tid's latest operation's sequence number, whether it took
+// effect, and its response. DFC pays for that per announcement: every operation persists its
+// announcement and its valid bit (2 pwb + 2 pfence by the announcing thread) before a
+// combiner may collect it. Here announcements stay volatile (PFC's publication list,
+// combining/pfc.hpp); the combiner pays for detectability inside its pass: next to the
+// stack's state record it writes each served operation's result record {seq, name, param,
+// response} (one line per thread id, dpfc_layout.hpp) and orders them all, with the pushed
+// values and the state record, by the pass's ONE pfence.
+//
+// The queue is the same core with pops at the front (no elimination: an enqueue and a
+// dequeue meet at opposite ends; a dequeue may take a value enqueued in the same pass, which
+// then is never written), the elements a ring (dpfc_layout.hpp: element k at (head + k) mod
+// capacity). Below, "push" is also the queue's enqueue and "pop" its dequeue.
+//
+// Pass (combine), the stack's: pushes and pops of the batch are paired (each pair: push -> ack, pop -> the
+// pushed value; the elements are untouched); the surplus pushes store their values above
+// the size (stores + pwb; past the capacity: `full`, no effect), the surplus pops answer the
+// top elements (or `empty`); every operation's result record gets its response, then,
+// stored last in its line, the pass's epoch (state epoch + 1), pwb; the state record that is
+// not the state gets {new size, redo = the surplus pushes' values if at most 5}, epoch last,
+// pwb; pfence (PP). More than 5 surplus pushes: a pfence between the values and the record
+// (two). LP: each response, in the order the trace records (pairs first, push then pop;
+// then the surplus in batch order).
+//
+// What differs from DFC: an operation that no combiner collected before a crash leaves no
+// trace at all; recover(tid) then reports the thread's previous operation (seq one less than
+// the one the caller logged), which the caller reads as "never took effect, run it again":
+// the exactly-once pattern below (the one docs/dfc.md gives for DFC, DFC defect #10) needs
+// nothing more. DFC's recovery re-executes announced operations; here an operation either
+// committed with its pass or did not take effect. Elements are 8-byte words (T trivially
+// copyable, at most 8 bytes), in a fixed-capacity array (`full` past it, as DFC's node pool
+// without a heap). One thread per thread id at a time is the caller's duty (not enforced:
+// DFC's tid claims are not carried over).
+//
+// Crash consistency. A pass writes the state record that is not the state, {size, redo,
+// served = the batch's size} with its epoch E + 1 stored last, and the served operations'
+// result records, each stamped with E + 1 stored last in its line: a record or result on the
+// media is whole if its epoch is. All of them, and the pushed values, are queued before the
+// one pfence, so a crash before it may persist any subset. The pass counts as committed
+// only if all of it needed for detectability is durable: its state record AND its `served`
+// result records (dpfc_region::committed_index: the newest record is the state if some result
+// carries the next epoch, since the next pass begins after this pass's pfence, or if exactly
+// `served` results carry its own; else the older record, made durable by the previous pass's
+// pfence before this pass wrote anything, is the state). So a committed operation's outcome
+// is never lost, and an uncommitted pass's stamps (epoch > the state's) are orphans:
+// recovery (dpfc_recover) marks them voided ("did not take effect"; seq, name and param
+// stay for recover(tid)), makes that durable, and only then commits a new record (epoch
+// state + 2, beyond every stamp, no redo, served 0).
+// A thread whose previous result was overwritten by an uncommitted pass recovers seq k + 1,
+// not taken; one whose result never reached the media recovers seq k, taken, with the
+// response it returned (it returned only after its pass's pfence). Values: the surplus
+// pushes' values ride in the state record (up to 5; redo), so the array's copy need not be
+// durable before the record; recovery copies them in. Past 5, a pfence orders the values
+// before the record (two fences). Pops write nothing but their result and the record.
+// Validation (dpfc_validate) runs before recovery writes anything.
+//
+// Exactly-once usage (as dfc_stack's):
+//   auto s = ferrite::dpfc_stack<std::uint64_t>::create(region, bytes, /*threads*/ 4, capacity);
+//   // thread t: log (durably, in the application) seq = s.next_seq(t); then
+//   s.push(t, 7);
+//   // after a crash: auto s = ferrite::dpfc_stack<std::uint64_t>::open(region, bytes);  // recovers
+//   auto r = s.recover(t);  // {seq, took_effect, name, param, response}
+//   if (r.seq == logged_seq && r.took_effect) { /* done: r.response */ } else { /* run it again */ }
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "ferrite/combining/dfc_types.hpp"
+#include "ferrite/combining/pfc.hpp"
+#include "ferrite/containers/combined.hpp"
+#include "ferrite/containers/dpfc_layout.hpp"
+#include "ferrite/containers/vector.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/pmem/primitives.hpp"
+
+namespace ferrite {
+
+namespace containers {
+
+struct dpfc_request {
+    unsigned tid = 0;
+    std::uint64_t seq = 0, name = 0, param = 0;
+};
+
+struct dpfc_options {
+    bool elimination = true;  // pair pushes with pops inside a pass
+    bool one_fence = true;    // false: every pass with surplus pushes orders them with a fence of their own
+};
+
+// The two kinds: which end a pop takes, and the region's magic.
+struct dpfc_lifo {
+    static constexpr std::uint64_t magic = dpfc_stack_magic;
+    static constexpr bool pops_back = true;
+};
+struct dpfc_fifo {
+    static constexpr std::uint64_t magic = dpfc_queue_magic;
+    static constexpr bool pops_back = false;
+};
+
+// The sequential core the PFC engine drives (combinable: combine(batch) noexcept).
+template <class Kind, class Trace = combining::dfc_no_trace>
+class dpfc_core {
+public:
+    using request = dpfc_request;
+    using response = combining::dfc_response;
+    using slot_type = combining::slot<request, response>;
+
+    dpfc_core(void* region, dpfc_options o, Trace t)
+        : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)) {}
+
+    void combine(std::span<slot_type*> batch) noexcept {
+        using s = combining::dfc_status;
+        pushes_.clear();
+        pops_.clear();
+        for (auto* op : batch) (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
+        const auto st = r_.state[r_.newest()];  // while running, the newest record is the state
+        const auto epoch = st.epoch + 1;
+        const auto cap = r_.header->capacity;
+        std::size_t paired = 0;
+        if (Kind::pops_back && opts_.elimination) {
+            paired = std::min(pushes_.size(), pops_.size());
+            for (std::size_t i = 0; i < paired; ++i) {  // LP: the push, then its pop
+                respond(*pushes_[i], {s::ack, 0});
+                respond(*pops_[i], {s::value, pushes_[i]->request.param});
+            }
+        }
+        // Positions relative to the committed head: the committed elements are [0, size),
+        // the structure after each step [lo, hi). Pushes first, counted against the
+        // committed size, so no slot of the committed state is written.
+        values_.clear();
+        for (std::size_t i = paired; i < pushes_.size(); ++i) {
+            if (st.size + values_.size() == cap) {
+                respond(*pushes_[i], {s::full, 0});
+                continue;
+            }
+            values_.push_back(pushes_[i]->request.param);
+            respond(*pushes_[i], {s::ack, 0});
+        }
+        std::uint64_t lo = 0, hi = st.size + values_.size();
+        const auto value_at = [&](std::uint64_t p) { return p < st.size ? r_.at(st.head, p) : values_[p - st.size]; };
+        for (std::size_t i = paired; i < pops_.size(); ++i) {  // they may take this pass's pushes
+            if (lo == hi) {
+                respond(*pops_[i], {s::empty, 0});
+                continue;
+            }
+            respond(*pops_[i], {s::value, Kind::pops_back ? value_at(--hi) : value_at(lo++)});
+        }
+        // Write-back: the results, stamped with the pass's epoch last in their lines.
+        for (auto* op : batch) {
+            auto& e = r_.results[op->request.tid];
+            e.seq = op->request.seq;
+            e.name = op->request.name;
+            e.param = op->request.param;
+            e.response = op->response;
+            e.voided = 0;
+            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
+            e.epoch = epoch;
+            pmem::pwb(&e);
+        }
+        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at cap.
+        const auto kept_from = std::max(st.size, lo);
+        const auto kept = hi > kept_from ? hi - kept_from : 0;
+        for (std::uint64_t p = kept_from; p < hi;) {
+            const auto slot = (st.head + p) % cap;
+            const auto run = std::min(hi - p, cap - slot);
+            std::memcpy(&r_.elements[slot], &values_[p - st.size], run * 8);
+            pmem::pwb_range(&r_.elements[slot], run * 8);
+            p += run;
+        }
+        const auto head = (st.head + lo) % cap;
+        const auto cur = r_.newest();
+        if (kept <= dpfc_redo_room && opts_.one_fence) {  // PP: the pass, with one pfence
+            dpfc_commit(r_, cur, epoch, head, hi - lo, values_.data() + (kept_from - st.size), kept, batch.size());
+        } else {
+            if (kept > 0) pmem::pfence();  // PP: the values are durable before a record names them
+            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, batch.size());
+        }
+        trace_.pass_done();
+    }
+
+    Trace& trace() noexcept { return trace_; }
+
+private:
+    void respond(slot_type& op, combining::dfc_response r) noexcept {
+        op.response = r;
+        const auto& q = op.request;
+        trace_.applied(combining::dfc_op{q.tid, 0, q.name, q.param, q.seq, true}, r);
+    }
+
+    dpfc_region r_;
+    dpfc_options opts_;
+    Trace trace_;
+    std::vector<slot_type*> pushes_, pops_;  // combiner's scratch
+    std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
+};
+
+}  // namespace containers
+
+namespace containers {
+
+// What dpfc_stack and dpfc_queue share: create/open in a region, detectability, the words
+// their operations carry. Derived (the container) gets itself back from create and open.
+template <class Derived, class T, class Kind, class EngineSelector, class Trace>
+class dpfc_structure {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
+                  "dpfc structures store elements in 64-bit words: use a trivially copyable type of at most 8 bytes");
+    using core = dpfc_core<Kind, Trace>;
+    using handle = combined<core, EngineSelector>;
+    static constexpr const char* kind = Kind::pops_back ? "dpfc_stack" : "dpfc_queue";
+
+public:
+    using value_type = T;
+    using recovered_op = combining::dfc_recovered_op;
+
+    static constexpr std::size_t required_bytes(unsigned threads, std::uint64_t capacity) noexcept {
+        return dpfc_required_bytes(threads, capacity);
+    }
+    // A new empty structure of `capacity` elements for thread ids 0..threads-1 in `bytes`
+    // bytes at `region` (64-byte aligned), durable when this returns (its magic written
+    // back last).
+    static Derived create(void* region, std::size_t bytes, unsigned threads, std::uint64_t capacity,
+                          dpfc_options o = {}, Trace t = {}) {
+        const auto need = required_bytes(threads, capacity);
+        if (threads == 0 || capacity == 0 || need == 0)
+            throw usage_error(std::string(kind) + ": needs 1 to 65536 thread ids and at least one element of capacity");
+        if (need > bytes)
+            throw usage_error(std::string(kind) + ": " + std::to_string(threads) + " thread ids and " +
+                              std::to_string(capacity) + " elements need " + std::to_string(need) +
+                              " bytes, the region has " + std::to_string(bytes));
+        if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0)
+            throw usage_error(std::string(kind) + ": the region must be 64-byte aligned (e.g. a pool root)");
+        std::memset(region, 0, dpfc_region::elements_offset(threads));
+        auto r = dpfc_region::at(region, threads);
+        r.header->threads = threads;
+        r.header->capacity = capacity;
+        r.header->element_size = 8;
+        r.state[0].epoch = 1;  // the state: empty
+        pmem::pwb_range(region, dpfc_region::elements_offset(threads));
+        pmem::pfence();
+        r.header->magic = Kind::magic;  // the commit point of create
+        pmem::pwb(r.header);
+        pmem::pfence();
+        return Derived(dpfc_structure(region, o, std::move(t)));
+    }
+    // The structure created earlier at `region`, validated (damaged_pool, nothing written)
+    // and recovered (dpfc_recover: restartable after a crash inside it).
+    static Derived open(void* region, std::size_t bytes, dpfc_options o = {}, Trace t = {}) {
+        dpfc_validate(region, bytes, Kind::magic);
+        dpfc_recover(region);
+        return Derived(dpfc_structure(region, o, std::move(t)));
+    }
+    // Read-only: every check open() makes (catalog, `pool check`).
+    static void validate(const void* region, std::size_t bytes) { dpfc_validate(region, bytes, Kind::magic); }
+
+    // ---- recovery and detectability ----------------------------------------------------
+    void recover() {}  // open() recovered; kept for DFC's handle vocabulary
+    // What became of `tid`'s latest operation.
+    recovered_op recover(unsigned tid) const {
+        check_tid(tid);
+        return dpfc_recovered(region_, tid);
+    }
+    // The seq `tid`'s next operation will carry (log it before running the operation).
+    std::uint64_t next_seq(unsigned tid) const {
+        check_tid(tid);
+        return next_[tid];
+    }
+    unsigned threads() const noexcept { return static_cast<unsigned>(header().threads); }
+
+    combining::combining_stats stats() const noexcept { return c_.stats(); }
+    double mean_batch_size() const noexcept { return c_.mean_batch_size(); }
+    Trace& trace() noexcept { return c_.core().trace(); }
+
+protected:
+    dpfc_structure(void* region, dpfc_options o, Trace t) : region_(region), c_(region, o, std::move(t)) {
+        const auto n = header().threads;
+        next_ = std::make_unique<std::uint64_t[]>(n);
+        const auto r = this->region();
+        for (std::uint64_t i = 0; i < n; ++i) next_[i] = r.results[i].seq + 1;
+    }
+    // False if the structure is at its capacity (nothing was pushed).
+    bool push_word(unsigned tid, const T& v) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, &v, sizeof(T));
+        return apply(tid, dpfc_push_op, w).status == combining::dfc_status::ack;
+    }
+    std::optional<T> pop_word(unsigned tid) {
+        const auto r = apply(tid, dpfc_pop_op, 0);
+        if (r.status != combining::dfc_status::value) return std::nullopt;
+        T v;
+        std::memcpy(&v, &r.value, sizeof(T));
+        return v;
+    }
+    // The elements from position 0 (a stack's bottom, a queue's front) on (quiescent only).
+    std::vector<T> elements() const {
+        const auto r = region();
+        const auto& st = r.committed();
+        std::vector<T> out;
+        for (std::uint64_t k = 0; k < st.size; ++k) {
+            T v;
+            std::memcpy(&v, &r.at(st.head, k), sizeof(T));
+            out.push_back(v);
+        }
+        return out;
+    }
+
+private:
+    const dpfc_header& header() const noexcept { return *static_cast<const dpfc_header*>(region_); }
+    dpfc_region region() const noexcept { return dpfc_region::at(region_, header().threads); }
+    void check_tid(unsigned tid) const {
+        if (tid >= header().threads)
+            throw usage_error(std::string(kind) + ": thread id " + std::to_string(tid) + " is not below the " +
+                              std::to_string(header().threads) + " it was created for");
+    }
+    combining::dfc_response apply(unsigned tid, std::uint64_t name, std::uint64_t param) {
+        check_tid(tid);
+        return c_.apply({tid, next_[tid]++, name, param});
+    }
+
+    void* region_;
+    handle c_;  // holds the engine on the heap: moves keep its address
+    std::unique_ptr<std::uint64_t[]> next_;  // per thread id: the next seq (volatile)
+};
+
+}  // namespace containers
+
+template <class T, class EngineSelector = containers::use_pfc, class Trace = combining::dfc_no_trace>
+class dpfc_stack : public containers::dpfc_structure<dpfc_stack<T, EngineSelector, Trace>, T, containers::dpfc_lifo,
+                                                     EngineSelector, Trace> {
+    using base = containers::dpfc_structure<dpfc_stack, T, containers::dpfc_lifo, EngineSelector, Trace>;
+    friend base;
+    explicit dpfc_stack(base&& b) : base(std::move(b)) {}
+
+public:
+    enum : std::uint64_t { push_op = containers::dpfc_push_op, pop_op = containers::dpfc_pop_op };
+    // False if the stack is at its capacity (nothing was pushed).
+    bool push(unsigned tid, const T& v) { return this->push_word(tid, v); }
+    // The top element, removed; nullopt if the stack was empty.
+    std::optional<T> pop(unsigned tid) { return this->pop_word(tid); }
+    // Elements from the top down, as dfc_stack's (quiescent only).
+    std::vector<T> unsynchronized_contents() const {
+        auto e = this->elements();
+        return {e.rbegin(), e.rend()};
+    }
+};
+
+template <class T, class EngineSelector = containers::use_pfc, class Trace = combining::dfc_no_trace>
+class dpfc_queue : public containers::dpfc_structure<dpfc_queue<T, EngineSelector, Trace>, T, containers::dpfc_fifo,
+                                                     EngineSelector, Trace> {
+    using base = containers::dpfc_structure<dpfc_queue, T, containers::dpfc_fifo, EngineSelector, Trace>;
+    friend base;
+    explicit dpfc_queue(base&& b) : base(std::move(b)) {}
+
+public:
+    enum : std::uint64_t { enqueue_op = containers::dpfc_push_op, dequeue_op = containers::dpfc_pop_op };
+    // False if the queue is at its capacity (nothing was enqueued).
+    bool enqueue(unsigned tid, const T& v) { return this->push_word(tid, v); }
+    // The front element, removed; nullopt if the queue was empty.
+    std::optional<T> dequeue(unsigned tid) { return this->pop_word(tid); }
+    // Elements front first, as dfc_queue's (quiescent only).
+    std::vector<T> unsynchronized_contents() const { return this->elements(); }
+};
+
+}  // namespace ferrite
