@@ -14,11 +14,13 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "dfc_trace.hpp"
 #include "ferrite/containers/dfc_deque.hpp"
 #include "ferrite/containers/dfc_queue.hpp"
 #include "ferrite/containers/dfc_stack.hpp"
+#include "ferrite/sim/rng.hpp"
 #include "ferrite/sync/wait_policy.hpp"
 
 namespace ferrite::crash::dfc_check {
@@ -47,8 +49,12 @@ inline dfc_response value_or_empty(const std::optional<std::uint64_t>& v) {
 }
 
 // Structure kinds: the container, how a thread picks operations, the sequential model.
-struct stack_kind {
-    using type = dfc_stack<std::uint64_t, sync::spin_then_futex<>, recording_trace>;
+// The stack and queue kinds over any container with their operations (DFC's, and the
+// detectable PFC's of dpfc_target.cpp): Stack::push_op, push(tid, v), pop(tid),
+// unsynchronized_contents() top first; Queue::enqueue_op, enqueue, dequeue, front first.
+template <class Stack>
+struct basic_stack_kind {
+    using type = Stack;
     static constexpr std::uint64_t names = 2;
     static dfc_response run(type& s, unsigned tid, std::uint64_t name, std::uint64_t v) {
         return name == type::push_op ? ack_or_full(s.push(tid, v)) : value_or_empty(s.pop(tid));
@@ -63,8 +69,9 @@ struct stack_kind {
     static std::string check(const type&) { return {}; }
 };
 
-struct queue_kind {
-    using type = dfc_queue<std::uint64_t, sync::spin_then_futex<>, recording_trace>;
+template <class Queue>
+struct basic_queue_kind {
+    using type = Queue;
     static constexpr std::uint64_t names = 2;
     static dfc_response run(type& s, unsigned tid, std::uint64_t name, std::uint64_t v) {
         return name == type::enqueue_op ? ack_or_full(s.enqueue(tid, v)) : value_or_empty(s.dequeue(tid));
@@ -78,6 +85,9 @@ struct queue_kind {
     }
     static std::string check(const type&) { return {}; }
 };
+
+using stack_kind = basic_stack_kind<dfc_stack<std::uint64_t, sync::spin_then_futex<>, recording_trace>>;
+using queue_kind = basic_queue_kind<dfc_queue<std::uint64_t, sync::spin_then_futex<>, recording_trace>>;
 
 struct deque_kind {
     using type = dfc_deque<std::uint64_t, sync::spin_then_futex<>, recording_trace>;
@@ -106,6 +116,16 @@ struct deque_kind {
 };
 
 inline bool is_push(std::uint64_t name) { return name % 2 == 1; }  // every kind: odd = push
+
+// Operation i of thread tid in a run of `seed`: (name, value), slightly more pushes than
+// pops so the structure is usually non-empty (names 1..names, odd = a push: is_push).
+inline std::pair<std::uint64_t, std::uint64_t> seeded_op(std::uint64_t seed, std::uint64_t names, unsigned tid,
+                                                         std::uint64_t i) {
+    const auto r = sim::mix(seed, (std::uint64_t{tid} << 40) ^ i);
+    std::uint64_t name = 1 + (r % names);
+    if (!is_push(name) && (r >> 20) % 8 == 0) name -= 1;
+    return {name, std::uint64_t{tid} << 32 | i};
+}
 
 inline std::string op_text(unsigned t, std::uint64_t seq) {
     return "thread " + std::to_string(t) + " op seq " + std::to_string(seq);

@@ -135,6 +135,26 @@ void expect_damaged(const damage_pool& d, const char* region, const std::string&
     EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
 }
 
+// `call` refuses a pool of an older format as wrong_version (not as damage), with a message
+// naming format 1 and format 2, and leaves the pool's bytes unchanged. `kind` names the
+// structure in the failure messages ("vector", "deque").
+template <class F>
+void expect_format_one_refused(const damage_pool& d, const char* kind, const char* what, F&& call) {
+    const auto before = d.bytes();
+    try {
+        call();
+        ADD_FAILURE() << what << ": a format-1 " << kind << " was accepted";
+    } catch (const ferrite::damaged_pool& e) {
+        ADD_FAILURE() << what << ": reported as damage: " << e.what();
+    } catch (const ferrite::pool_error& e) {
+        EXPECT_EQ(e.kind(), ferrite::pool_errc::wrong_version) << what;
+        const std::string m = e.what();
+        EXPECT_NE(m.find("format 1"), std::string::npos) << what << ": " << m;
+        EXPECT_NE(m.find("format 2"), std::string::npos) << what << ": " << m;
+    }
+    EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
+}
+
 // A value to mutate a header word `old` with: a flipped bit, 0, ~0, 2^63, an offset inside the
 // pool (aligned or not), a heap block's offset, a small number, or old +- 1.
 inline u64 mutated_word(u64 old, u64 random, const std::vector<u64>& blocks) {

@@ -296,21 +296,7 @@ TEST(DequeFormat, AFormatOneDequeIsRefusedAsWrongVersion) {
     world w = build(d, base::plain);
     w.h(d).magic = c::deque_magic_v1;
     const u64 a = w.anchor;
-    const auto refused = [&](const char* what, auto&& call) {
-        const auto before = d.bytes();
-        try {
-            call();
-            ADD_FAILURE() << what << ": a format-1 deque was accepted";
-        } catch (const ferrite::damaged_pool& e) {
-            ADD_FAILURE() << what << ": reported as damage: " << e.what();
-        } catch (const ferrite::pool_error& e) {
-            EXPECT_EQ(e.kind(), ferrite::pool_errc::wrong_version) << what;
-            const std::string m = e.what();
-            EXPECT_NE(m.find("format 1"), std::string::npos) << what << ": " << m;
-            EXPECT_NE(m.find("format 2"), std::string::npos) << what << ": " << m;
-        }
-        EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
-    };
+    const auto refused = [&](const char* what, auto&& call) { expect_format_one_refused(d, "deque", what, call); };
     refused("deque::open", [&] { (void)deq::open(d.pool(), d.heap(), a); });
     refused("queue::open", [&] { (void)que::open(d.pool(), d.heap(), a); });
     d.reopen();

@@ -331,21 +331,7 @@ TEST(VectorFormat, AFormatOneVectorIsRefusedAsWrongVersion) {
     world w = build(d, base::plain);
     w.h(d).magic = c::vector_magic_v1;
     const u64 a = w.anchor;
-    const auto refused = [&](const char* what, auto&& call) {
-        const auto before = d.bytes();
-        try {
-            call();
-            ADD_FAILURE() << what << ": a format-1 vector was accepted";
-        } catch (const ferrite::damaged_pool& e) {
-            ADD_FAILURE() << what << ": reported as damage: " << e.what();
-        } catch (const ferrite::pool_error& e) {
-            EXPECT_EQ(e.kind(), ferrite::pool_errc::wrong_version) << what;
-            const std::string m = e.what();
-            EXPECT_NE(m.find("format 1"), std::string::npos) << what << ": " << m;
-            EXPECT_NE(m.find("format 2"), std::string::npos) << what << ": " << m;
-        }
-        EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
-    };
+    const auto refused = [&](const char* what, auto&& call) { expect_format_one_refused(d, "vector", what, call); };
     refused("vector::open", [&] { (void)vec::open(d.pool(), d.heap(), a); });
     refused("stack::open", [&] { (void)stk::open(d.pool(), d.heap(), a); });
     d.reopen();
