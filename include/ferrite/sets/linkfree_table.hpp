@@ -378,7 +378,7 @@ private:
     // once, so the first operations on a table that is filled to its expected size do not
     // pay the lazy initialisation of every bucket the growth left blank.
     static void presize(state& s, std::uint64_t expected) {
-        const std::uint64_t buckets = expected == 0 ? 1 : recovered_bucket_count(expected);
+        const std::uint64_t buckets = recovered_bucket_count(expected);  // 1 for 0 or 1 key
         if (buckets <= 1) return;
         const std::vector<slot_ref> none;
         const auto so_of = [](const slot_ref& r) { return r.so; };

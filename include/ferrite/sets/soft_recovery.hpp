@@ -147,9 +147,9 @@ struct rebuild_policy {
 // filled from one bucket on the next 200,000 operations at 1M keys, docs/results.md).
 template <class K, class V, class P>
 void presize(list<K, V, P>& l, std::uint64_t expected) {
-    if (l.layout() != set_layout::hash || expected == 0) return;
+    if (l.layout() != set_layout::hash) return;
     auto& dir = l.directory();
-    const std::uint64_t buckets = recovered_bucket_count(expected, dir.load_factor());
+    const std::uint64_t buckets = recovered_bucket_count(expected, dir.load_factor());  // 1 for 0 keys
     if (buckets <= 1) return;
     rebuild_policy<K, V, P> pol{dir};
     const std::vector<hashed_member<soft::link>> none;
