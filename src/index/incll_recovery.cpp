@@ -46,6 +46,16 @@ class recovery {
 public:
     recovery(std::byte* region, std::uint64_t bytes) : region_(region), bytes_(bytes) {}
 
+    // Read-only: the geometry, the commit line, the log entries of the failed epoch and the
+    // root's offset (what open() checks before it writes anything).
+    incll_summary check() {
+        check_geometry();
+        check_commit();
+        (void)entries_to_roll_back();
+        (void)node_at(root_offset_, "the root");
+        return incll_summary{d_, allocated_, g_.arena_nodes};
+    }
+
     incll_recovered run() {
         check_geometry();
         check_commit();
@@ -219,5 +229,9 @@ private:
 }  // namespace
 
 incll_recovered incll_recover(std::byte* region, std::uint64_t bytes) { return recovery(region, bytes).run(); }
+
+incll_summary incll_check(const std::byte* region, std::uint64_t bytes) {
+    return recovery(const_cast<std::byte*>(region), bytes).check();  // check() writes nothing
+}
 
 }  // namespace ferrite::index

@@ -40,6 +40,13 @@ struct incll_recovered {
     unsigned height;
 };
 incll_recovered incll_recover(std::byte* region, std::uint64_t bytes);
+// Read-only (pool check, the catalog's validation): what incll_recover validates before it
+// writes anything, i.e. the geometry, the commit line, the log entries and the root's offset;
+// throws damaged_pool as it does. Nodes are validated when recovery reaches them.
+struct incll_summary {
+    std::uint64_t durable_epoch, allocated_nodes, arena_nodes;
+};
+incll_summary incll_check(const std::byte* region, std::uint64_t bytes);
 
 class durable_tree {
 public:

@@ -83,6 +83,9 @@ struct incll_options {
     std::chrono::milliseconds epoch_length{64};
     unsigned shards = 16;       // writer shards (a thread uses shard (its number % shards))
     unsigned log_entries = 64;  // external log entries per shard (>= 24)
+    // Open: recover each node at its first access (incll_lazy.hpp) rather than every node
+    // before open returns.
+    bool lazy_recovery = true;
     // Called at each epoch boundary with every writer quiesced, before the write-backs, with
     // the epoch that is ending (tests and the crash target snapshot the tree here).
     std::function<void(std::uint64_t)> before_commit;
