@@ -19,6 +19,8 @@
 // Keys and values: 8-byte trivially copyable types (static_assert). Keys are ordered as
 // unsigned 64-bit integers of their bytes, except signed integers, which are ordered
 // numerically (their sign bit is flipped on the way in and out).
+// It meets containers::ordered_map (concepts.hpp) but for that contract's "durable when it
+// returns": an update is durable at its epoch's end, or at the sync() after it.
 // Guarantee: after a crash the map is as it was at the end of some completed epoch, at least
 // the one the last returned sync() made durable. Every operation may run concurrently with
 // any other; get, insert, insert_or_assign and erase are linearizable, scans are weakly
@@ -36,6 +38,7 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "ferrite/alloc/buddy_heap.hpp"
 #include "ferrite/index/durable_tree.hpp"
@@ -92,6 +95,12 @@ public:
     // true: inserted; false: present, unchanged.
     bool insert(const K& key, const V& value) { return t_->insert(word_of(key), std::bit_cast<std::uint64_t>(value)); }
     bool erase(const K& key) { return t_->erase(word_of(key)); }
+    void put(const K& key, const V& value) { (void)insert_or_assign(key, value); }  // containers::durable_map's name
+
+    // Appends the pairs of the keys >= from in order, at most `limit`; returns how many.
+    std::size_t scan(const K& from, std::size_t limit, std::vector<value_type>& out) const {
+        return scan(from, limit, [&](const K& k, const V& v) { out.emplace_back(k, v); });
+    }
 
     // f(key, value) for the keys >= from in order, at most `limit`; returns how many.
     template <class F>

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include "ferrite/containers/concepts.hpp"
 #include "ferrite/containers/object_kinds.hpp"
 #include "ferrite/containers/ordered_map.hpp"
 
@@ -36,5 +37,7 @@ struct named_kind<ferrite::ordered_map<K, V>> {
                            : ferrite::ordered_map<K, V>::open(c.pool, c.heap, anchor, o);
     }
 };
+
+static_assert(containers::ordered_map<ferrite::ordered_map<std::uint64_t, std::uint64_t>>);
 
 }  // namespace ferrite::containers

@@ -66,6 +66,11 @@ TEST_F(OrderedMapTest, OperationsScansAndReopenMatchAModel) {
         std::vector<std::pair<u64, u64>> want(model.lower_bound(100), std::next(model.lower_bound(100), 50));
         EXPECT_EQ(got, want);
         got.clear();
+        EXPECT_EQ(m->scan(100, 50, got), 50u);  // the containers::ordered_map form: pairs appended
+        EXPECT_EQ(got, want);
+        got.clear();
+        m->put(1, 11);
+        model[1] = 11;
         m->scan_range(200, 900, [&](u64 k, u64 v) { got.emplace_back(k, v); });
         want.assign(model.lower_bound(200), model.lower_bound(900));
         EXPECT_EQ(got, want);
