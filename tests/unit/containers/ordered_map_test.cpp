@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,10 +35,12 @@ protected:
         std::filesystem::remove(path_);
     }
     void TearDown() override { std::filesystem::remove(path_); }
-    store open() { return store::open_or_create(path_, "ordered-map-test", {.size = 16 << 20}); }
-    std::vector<char> bytes() const {
+    store open() { return store::open_or_create(path_, "ordered-map-test", {.size = 4 << 20}); }
+    std::string bytes() const {
         std::ifstream in(path_, std::ios::binary);
-        return {std::istreambuf_iterator<char>(in), {}};
+        std::ostringstream out;
+        out << in.rdbuf();
+        return out.str();
     }
     static ordered_map_options opts(bool eager = false) {
         return {.nodes = 2048, .epoch_length = std::chrono::milliseconds(0), .eager_recovery = eager};
