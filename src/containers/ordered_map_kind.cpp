@@ -49,6 +49,9 @@ std::vector<std::uint64_t> validate(const pmem::pool_ref& pool, const alloc::bud
 
 void recover(const pmem::pool_ref& pool, alloc::buddy_heap& heap, const alloc::directory_entry& e) {
     (void)check_block(pool, heap, e.anchor);  // the tree recovers itself at open (restartable)
+    // A crash between create's anchor and its confirmation leaves the block pending: confirm
+    // it (idempotent), or the heap's finish_recovery would free the block the anchor names.
+    heap.confirm_allocation(pool.base() + e.anchor);
 }
 
 std::string describe(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, const alloc::directory_entry& e) {

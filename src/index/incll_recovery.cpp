@@ -13,9 +13,10 @@
 //
 // Never trusting the media: every offset is checked to name a node of the arena below the
 // committed allocation counter before it is followed, every count and permutation before it
-// is used, each node is visited once (a cycle or a shared child is damage), the depth is
-// bounded and every leaf must be at the same depth, the leaf chain must be exactly the
-// leaves in key order. Anything else throws damaged_pool (region "incll tree"). Validation of
+// is used (incll_lazy.hpp's per-node checks, in both modes); eagerly also each node is
+// visited once (a cycle or a shared child is damage), the depth is bounded and every leaf
+// must be at the same depth, the leaf chain must be exactly the leaves in key order. Anything
+// else throws damaged_pool (region "incll tree"). Validation of
 // the geometry, the commit line and the log entries happens before anything is written; a
 // damaged node found during the walk is reported after the log's rollback was applied (the
 // rollback is what the next open would do again).

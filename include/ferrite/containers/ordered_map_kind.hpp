@@ -13,9 +13,10 @@
 // damaged_pool from the operation that reached it).
 //
 // Without the element type (pool check, pool info, crash recovery) the kind's functions do
-// the same read-only checks; its recover() writes nothing: the tree recovers itself when it
-// is opened (its recovery is restartable, and lazy: docs/index.md), and it owns no block but
-// its own, so the heap's recovery needs nothing from it.
+// the same read-only checks; its recover() only confirms the tree's block (a crash between
+// create's anchor and the confirmation leaves it pending, and the heap's finish_recovery
+// would free it: the catalog crash target found that): the tree recovers itself when it is
+// opened (its recovery is restartable, and lazy: docs/index.md).
 #pragma once
 
 #include <cstdint>
