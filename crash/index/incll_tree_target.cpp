@@ -141,8 +141,8 @@ public:
         // A third life after the close, so that crash points follow the close's finish():
         // a reopen (lazy again) and a write and sync that leave the contents as they are.
         auto u = durable_tree::open(region, region_bytes(), o);
-        const auto& [k, v] = *second_life().begin();
-        u->insert_or_assign(k, v);
+        const contents_map life = second_life();
+        u->insert_or_assign(life.begin()->first, life.begin()->second);
         u->sync();
     }
     static contents_map second_life() {
