@@ -4,7 +4,8 @@
 // Workload: the pool has a buddy heap and no catalog. Each thread's operation i opens the
 // object "t<tid>-<i>" through one shared ferrite::catalog (the first operation creates the
 // catalog itself, and its blocks hold 3 entries here, so the chain grows all the time),
-// its kind rotating with i: a vector, a dfc_stack, a PFC stack, a PFC queue, a PFC deque.
+// its kind rotating with i: a vector, a dfc_stack, a PFC stack, a PFC queue, a PFC deque, an
+// ordered_map (the InCLL tree in one 16 KiB block; two inserts, each followed by a sync).
 // Into a vector, stack, queue or deque (capacity 1) it pushes two values: the second grows
 // the array or ring. Into a dfc_stack with 2 nodes it pushes three: the third grows its node
 // pool into the heap. So crashes land in directory creation and registration, block growth
@@ -22,6 +23,7 @@
 //   * the operation in flight at the crash: absent, named but not created, or holding a
 //     prefix of its values; operations never invoked: absent; no other name.
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,10 +43,11 @@ namespace {
 
 using heap_type = alloc::buddy_heap;
 // About 3.5 KiB of heap per operation (a 2 KiB vector header block, its array, a third of
-// a 4 KiB directory block), rounded up to a power of two for the buddy heap.
+// a 4 KiB directory block), and a 16 KiB block for every sixth (an ordered_map), rounded up
+// to a power of two for the buddy heap.
 std::uint64_t heap_bytes(const sim::run_config& c) {
     std::uint64_t bytes = 64 * 1024;
-    while (bytes < c.threads * c.ops_per_thread * 4096 + 64 * 1024) bytes *= 2;
+    while (bytes < c.threads * c.ops_per_thread * (4096 + 16384 / 6 + 1) + 64 * 1024) bytes *= 2;
     return bytes;
 }
 std::uint64_t pool_bytes(const sim::run_config& c) { return heap_bytes(c) + 64 * 1024; }
@@ -66,14 +69,23 @@ std::string quoted(const std::string& name) {
 std::uint64_t value_of(unsigned tid, std::uint64_t i, unsigned k) {
     return (std::uint64_t{tid} + 1) << 40 | i << 2 | k;
 }
-enum class shape { vector, dfc_stack, stack, queue, deque };
-shape shape_of(std::uint64_t i) { return static_cast<shape>(i % 5); }
+enum class shape { vector, dfc_stack, stack, queue, deque, ordered_map };
+shape shape_of(std::uint64_t i) { return static_cast<shape>(i % 6); }
 unsigned pushes_of(std::uint64_t i) { return shape_of(i) == shape::dfc_stack ? 3 : 2; }
 using named_dfc_stack = dfc_stack<std::uint64_t>;
 using named_vector = vector<std::uint64_t, alloc::buddy_heap>;
 using named_stack = stack<std::uint64_t, alloc::buddy_heap>;
 using named_queue = queue<std::uint64_t, alloc::buddy_heap>;
 using named_deque = deque<std::uint64_t, alloc::buddy_heap>;
+using named_ordered_map = ordered_map<std::uint64_t, std::uint64_t>;
+ordered_map_options small_tree() {
+    ordered_map_options o;
+    o.nodes = 4;
+    o.epoch_length = std::chrono::milliseconds(0);  // epochs end at sync() only
+    o.shards = 1;
+    o.log_entries = 24;
+    return o;
+}
 std::uint32_t kind_of(std::uint64_t i) {
     switch (shape_of(i)) {
         case shape::vector: return containers::named_kind<named_vector>::id;
@@ -81,6 +93,7 @@ std::uint32_t kind_of(std::uint64_t i) {
         case shape::stack: return containers::named_kind<named_stack>::id;
         case shape::queue: return containers::named_kind<named_queue>::id;
         case shape::deque: return containers::named_kind<named_deque>::id;
+        case shape::ordered_map: return containers::named_kind<named_ordered_map>::id;
     }
     return 0;
 }
@@ -129,6 +142,14 @@ public:
                     auto d = names().open<named_deque>(name, 1);
                     d->push_back(a);
                     d->push_back(b);
+                    break;
+                }
+                case shape::ordered_map: {  // keys in push order (a < b), each durable at its sync
+                    auto m = names().open<named_ordered_map>(name, small_tree());
+                    m->insert(a, a);
+                    m->sync();
+                    m->insert(b, b);
+                    m->sync();
                     break;
                 }
             }
@@ -216,6 +237,12 @@ private:
                 std::vector<std::uint64_t> out;
                 for (std::uint64_t k = 0; k < std::min<std::uint64_t>(state.size, 3); ++k)
                     out.push_back(ring[(state.head + k) & (h->capacity - 1)]);
+                return out;
+            }
+            case shape::ordered_map: {  // the tree recovers itself at open (the kind's recover only checks)
+                auto m = named_ordered_map::open(image, heap, anchor, small_tree());
+                std::vector<std::uint64_t> out;
+                m.scan(0, 3, [&](std::uint64_t k, std::uint64_t v) { out.push_back(k == v ? k : ~k); });
                 return out;
             }
             case shape::dfc_stack: {

@@ -13,8 +13,12 @@
 // The tree's before_commit hook, run at each epoch end while no writer is inside an
 // operation, keeps a copy of the tree's contents: the state that epoch commits.
 //
-// recover(): open (validation, external log rollback, per-leaf rollback, the commit line's
-// bump), then a second life (below), all observed, so a crash during recovery may land in it.
+// recover(): open (validation, external log rollback, the commit line's bump; the per-leaf
+// rollback eager on even seeds, lazy on odd ones), then a second life (below), all observed,
+// so a crash during recovery may land in it. Lazily, the second life reaches only the right
+// edge of the tree: its sync commits an epoch while most nodes are still unrecovered (pending
+// in the commit line), and the close's finish() recovers and writes back the rest; a crash in
+// either leaves two epochs to roll back (the verifying open recovers them eagerly).
 // Checker (buffered durability): the recovered tree's workload keys equal the copy kept at
 // the end of some epoch >= the one every sync() that returned before the crash made durable,
 // and the second life's keys are exactly what it wrote. Then the recovered tree must keep
@@ -126,10 +130,20 @@ public:
     // it (the commit line it bumps, the rollback it fences) is crash-tested as well. Run
     // again on its own result, it converges: the second life's writes are idempotent.
     void recover(pmem::pool& image) const override {
-        auto t = durable_tree::open(static_cast<std::byte*>(image.root_bytes(region_bytes())), region_bytes(), tree_options());
+        auto o = tree_options();
+        o.lazy_recovery = config_.seed % 2 == 1;  // odd seeds lazy, even eager: both crash-tested
+        auto* region = static_cast<std::byte*>(image.root_bytes(region_bytes()));
+        auto t = durable_tree::open(region, region_bytes(), o);
         for (const auto& [k, v] : second_life()) t->insert_or_assign(k, v + 1);
+        t->sync();  // lazily: an epoch commits while most nodes are still unrecovered
         for (const auto& [k, v] : second_life()) t->insert_or_assign(k, v);
-        t->sync();
+        t.reset();  // a clean close: finish() (lazy recovery's write-backs), then the last commit
+        // A third life after the close, so that crash points follow the close's finish():
+        // a reopen (lazy again) and a write and sync that leave the contents as they are.
+        auto u = durable_tree::open(region, region_bytes(), o);
+        const contents_map life = second_life();
+        u->insert_or_assign(life.begin()->first, life.begin()->second);
+        u->sync();
     }
     static contents_map second_life() {
         contents_map m;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ferrite/containers/dfc_kinds.hpp"
+#include "ferrite/containers/ordered_map_kind.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
 #include "ferrite/containers/program_image.hpp"
 #include "ferrite/containers/sets_kind.hpp"
@@ -25,6 +26,7 @@ const kind_ops* const kinds[] = {
     &durable_set_kind,  // 8
     &durable_map_kind,  // 9
     &program_image_kind,  // 10
+    &ordered_map_kind,    // 11
 };
 
 }  // namespace

@@ -63,22 +63,31 @@ std::unique_ptr<durable_tree> durable_tree::create(std::byte* region, std::uint6
     geometry->magic = layout::magic;  // the commit point
     pmem::pwb(geometry);
     pmem::pfence();
-    return open(region, bytes, std::move(options));
+    // Nothing can be pending in a new tree: recover it eagerly (one leaf), so that the commit
+    // line names no pending epoch and the next open after a crash may be lazy.
+    incll_recovered r = incll_recover(region, bytes, false);
+    return std::unique_ptr<durable_tree>(new durable_tree(region, options, std::move(r)));
 }
 
 std::unique_ptr<durable_tree> durable_tree::open(std::byte* region, std::uint64_t bytes, incll_options options) {
     check_options(options);
-    const incll_recovered r = incll_recover(region, bytes);
-    return std::unique_ptr<durable_tree>(new durable_tree(region, options, r));
+    incll_recovered r = incll_recover(region, bytes, options.lazy_recovery);
+    return std::unique_ptr<durable_tree>(new durable_tree(region, options, std::move(r)));
 }
 
 durable_tree::durable_tree(std::byte* region, const incll_options& options, incll_recovered r)
-    : engine_(std::make_unique<incll>(region, options)), tree_(std::make_unique<tree>(*engine_, r.root, r.height)) {
+    : engine_(std::make_unique<incll>(region, options)) {
+    engine_->adopt(std::move(r.lazy));
+    tree_ = std::make_unique<tree>(*engine_, r.root, r.height);
     engine_->start_ticker();
 }
 
 durable_tree::~durable_tree() {
     engine_->stop_ticker();
+    try {
+        engine_->finish_recovery();  // a clean close leaves nothing pending: the next open is lazy again
+    } catch (...) {  // a damaged node: left pending (the next open recovers eagerly and reports it)
+    }
     try {
         engine_->sync();
     } catch (...) {  // a before_commit hook's: the epoch stays undone, as after a crash

@@ -256,7 +256,18 @@ std::uint64_t incll::sync() {
     return e;
 }
 
+void incll::recover_all() const {
+    if (lazy_) lazy_->recover_all(root_->load(std::memory_order_acquire));
+}
+
+void incll::finish_recovery() {
+    if (lazy_) lazy_->finish(root_->load(std::memory_order_relaxed));
+}
+
 void incll::scrub_value_words() {
+    // A pending undo word must be applied, not cleared: lazy recovery ends first. (If it
+    // finds a damaged node it throws, and this sync() with it: the epoch stays committed.)
+    finish_recovery();
     node_base* n = root_->load(std::memory_order_relaxed);
     while (!n->is_leaf()) n = static_cast<interior*>(n)->children[0].load(std::memory_order_relaxed);
     bool wrote = false;

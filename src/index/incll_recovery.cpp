@@ -1,15 +1,22 @@
-// src/index/incll_recovery.cpp: InCLL's recovery (incll.hpp, [NVM] ch. 3 L1104-1174), eager:
-// validate the region's geometry and commit line; roll back the external log entries of the
-// failed epoch D+1; walk every reachable node, validating it, rolling each leaf back through
-// its in-line undo words and resetting what is volatile (locks, parents, bookkeeping); make
-// the rollback durable; then durable_epoch := D+1 (its state is D's) so that no later run's
-// epoch can match a stale entry or undo word.
+// src/index/incll_recovery.cpp: InCLL's recovery at open (incll.hpp, [NVM] ch. 3
+// L1104-1174): validate the region's geometry and commit line; roll back the external log
+// entries of the failed epoch F = D+1; then either
+//   * lazily (incll_lazy.hpp): recover the root and the leftmost path only (the height), and
+//     record pending := F, durable_epoch := F in the commit line; every other node is rolled
+//     back at its first access; or
+//   * eagerly (asked for, or forced: a pending epoch from an earlier run, or a first epoch
+//     that wraps the undo words' 16 epoch bits): walk every reachable node, validating it,
+//     rolling each leaf back through its in-line undo words for F and any pending epoch, and
+//     resetting what is volatile (locks, parents, bookkeeping); make the rollback durable;
+//     then pending := 0, durable_epoch := F (its state is D's).
+// Either way no later run's epoch can match a stale entry or undo word.
 //
 // Never trusting the media: every offset is checked to name a node of the arena below the
 // committed allocation counter before it is followed, every count and permutation before it
-// is used, each node is visited once (a cycle or a shared child is damage), the depth is
-// bounded and every leaf must be at the same depth, the leaf chain must be exactly the
-// leaves in key order. Anything else throws damaged_pool (region "incll tree"). Validation of
+// is used (incll_lazy.hpp's per-node checks, in both modes); eagerly also each node is
+// visited once (a cycle or a shared child is damage), the depth is bounded and every leaf
+// must be at the same depth, the leaf chain must be exactly the leaves in key order. Anything
+// else throws damaged_pool (region "incll tree"). Validation of
 // the geometry, the commit line and the log entries happens before anything is written; a
 // damaged node found during the walk is reported after the log's rollback was applied (the
 // rollback is what the next open would do again).
@@ -23,11 +30,14 @@
 // crash-tested and mutation kills them.)
 #include <atomic>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ferrite/error.hpp"
 #include "ferrite/index/durable_tree.hpp"
+#include "ferrite/index/incll_lazy.hpp"
 #include "ferrite/index/incll_words.hpp"
 #include "ferrite/pmem/checksum.hpp"
 #include "ferrite/pmem/primitives.hpp"
@@ -46,7 +56,17 @@ class recovery {
 public:
     recovery(std::byte* region, std::uint64_t bytes) : region_(region), bytes_(bytes) {}
 
-    incll_recovered run() {
+    // Read-only: the geometry, the commit line, the log entries of the failed epoch and the
+    // root's offset (what open() checks before it writes anything).
+    incll_summary check() {
+        check_geometry();
+        check_commit();
+        (void)entries_to_roll_back();
+        (void)node_at(root_offset_, "the root");
+        return incll_summary{d_, allocated_, g_.arena_nodes};
+    }
+
+    incll_recovered run(bool lazy) {
         check_geometry();
         check_commit();
         const std::vector<const layout::log_entry*> entries = entries_to_roll_back();
@@ -60,22 +80,49 @@ public:
         // No fence here: the per-leaf rollback below writes some of the same lines after the
         // images (same-line order keeps them in order) and a rerun applies both again; one
         // fence after both orders them before the commit line.
+        const std::uint64_t f = d_ + 1;
+        if (lazy && pending_ == 0 && ((f + 1) & words::epoch_mask) != 0) return run_lazily(f, !entries.empty());
 
+        nodes_.emplace(region_, g_, allocated_, f, pending_);
         visited_.assign(allocated_, false);
         node_base* root = node_at(root_offset_, "the root");
-        walk(root, nullptr, 0, true);
+        walk(root, nullptr, 0);
         check_chain();
-        if (wrote_ || !entries.empty()) pmem::pfence();  // the rollback is durable before the commit line names D+1
+        if (wrote_ || !entries.empty()) pmem::pfence();  // the rollback is durable before the commit line names F
 
         auto& c = commit();
-        c.slots[(d_ + 1) & 1] = c.slots[d_ & 1];
-        std::atomic_ref<std::uint64_t>(c.durable_epoch).store(d_ + 1, std::memory_order_release);
+        c.slots[f & 1] = c.slots[d_ & 1];
+        std::atomic_ref<std::uint64_t>(c.pending).store(0, std::memory_order_relaxed);
+        std::atomic_ref<std::uint64_t>(c.durable_epoch).store(f, std::memory_order_release);
         pmem::pwb(&c);
         pmem::pfence();
-        return incll_recovered{root, leaf_depth_ + 1};
+        return incll_recovered{root, leaf_depth_ + 1, nullptr};
     }
 
 private:
+    // The root and the leftmost path (the height) now, every other node at its first access.
+    incll_recovered run_lazily(std::uint64_t f, bool logged) {
+        auto lazy = std::make_unique<lazy_recovery>(region_, g_, allocated_, f);
+        node_base* root = node_at(root_offset_, "the root");
+        unsigned height = 1;
+        interior* parent = nullptr;
+        for (node_base* n = root;; ++height) {
+            if (height > 64) damaged("the tree is deeper than 64 levels");
+            lazy->ensure(n, parent);
+            if (n->is_leaf()) break;
+            parent = static_cast<interior*>(n);
+            n = node_recovery::child(parent, 0);
+        }
+        if (logged) pmem::pfence();  // the log rollback is durable before the commit line names F
+        auto& c = commit();
+        c.slots[f & 1] = c.slots[d_ & 1];
+        std::atomic_ref<std::uint64_t>(c.pending).store(f, std::memory_order_relaxed);  // before durable_epoch, in its line
+        std::atomic_ref<std::uint64_t>(c.durable_epoch).store(f, std::memory_order_release);
+        pmem::pwb(&c);
+        pmem::pfence();
+        return incll_recovered{root, height, std::move(lazy)};
+    }
+
     layout::commit_line& commit() const noexcept { return *reinterpret_cast<layout::commit_line*>(region_ + 64); }
 
     void check_geometry() {
@@ -103,6 +150,9 @@ private:
         if (s.state_epoch == 0 || s.state_epoch > d_) damaged("state epoch " + num(s.state_epoch) + " after durable " + num(d_));
         allocated_ = s.allocated;
         root_offset_ = s.root;
+        pending_ = c.pending;
+        if (pending_ > d_ || (pending_ != 0 && d_ - pending_ > words::epoch_mask))
+            damaged("pending epoch " + num(pending_) + " does not fit durable epoch " + num(d_));
     }
 
     std::vector<const layout::log_entry*> entries_to_roll_back() const {
@@ -128,68 +178,25 @@ private:
         if (!is_node_offset(off)) damaged(std::string(what).append(" is at offset ").append(num(off)).append(", not an allocated node"));
         return reinterpret_cast<node_base*>(region_ + off);
     }
-    template <class T>
-    node_base* follow(const atomic_rel_ptr<T>& link, const char* what) const {
-        const std::int64_t d = link.raw();
-        const auto from = static_cast<std::int64_t>(reinterpret_cast<const std::byte*>(&link) - region_);
-        if (d == 0) damaged(std::string(what).append(" is null"));
-        return node_at(static_cast<std::uint64_t>(from + d), what);
-    }
-
-    void walk(node_base* n, interior* parent, unsigned depth, bool is_root) {
-        const std::uint64_t index = (static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(n) - region_) - g_.arena_offset) /
-                                    layout::node_bytes;
+    void walk(node_base* n, interior* parent, unsigned depth) {
+        const std::uint64_t index = nodes_->index_of(n);
         if (visited_[index]) damaged("node " + num(index) + " is reachable twice");
         visited_[index] = true;
         if (depth > 64) damaged("the tree is deeper than 64 levels");
-        const std::uint64_t v = n->version.peek();
-        n->parent.store(parent, std::memory_order_relaxed);
-        if (node_version::is_leaf(v)) {
+        if (nodes_->recover(n, parent)) {  // validated; rolled back: its changed lines written back
+            const auto* base = reinterpret_cast<const std::byte*>(n);
+            for (const unsigned line : rolled_back_lines) pmem::pwb(base + line * pmem::cache_line_size);
+            wrote_ = true;
+        }
+        if (n->is_leaf()) {
             if (leaves_.empty()) leaf_depth_ = depth;
             else if (depth != leaf_depth_) damaged("leaves at depths " + num(leaf_depth_) + " and " + num(depth));
-            auto* l = static_cast<leaf*>(n);
-            roll_back(l, index);
-            new (&l->version) node_version(node_version::leaf_bit | (is_root ? node_version::root_bit : 0));
-            l->modstate = leaf::modstate_insert;
-            l->dirty_epoch = l->logged_epoch = 0;
-            leaves_.push_back(l);
+            leaves_.push_back(static_cast<leaf*>(n));
             return;
         }
         auto* in = static_cast<interior*>(n);
         const std::uint64_t k = in->nkeys.load(std::memory_order_relaxed);
-        if (k == 0 || k > interior::max_keys) damaged("interior node " + num(index) + " holds " + num(k) + " keys");
-        for (std::uint64_t i = 1; i < k; ++i)
-            if (in->keys[i - 1].load(std::memory_order_relaxed) >= in->keys[i].load(std::memory_order_relaxed))
-                damaged("interior node " + num(index) + "'s keys are out of order");
-        new (&in->version) node_version(is_root ? node_version::root_bit : 0);
-        in->dirty_epoch = in->logged_epoch = 0;
-        for (std::uint64_t i = 0; i <= k; ++i) walk(follow(in->children[i], "a child link"), in, depth + 1, false);
-    }
-
-    void roll_back(leaf* l, std::uint64_t index) {
-        const std::uint64_t ne = l->node_epoch.load(std::memory_order_relaxed);
-        if (ne > d_ + 1) damaged("leaf " + num(index) + " has node epoch " + num(ne) + " after the running one");
-        if (ne == d_ + 1) {
-            const std::uint64_t old = l->permutation_incll.load(std::memory_order_relaxed);
-            if (!words::valid_permutation(old, leaf::width)) damaged("leaf " + num(index) + "'s permutation undo word is not a permutation");
-            l->perm.store(old, std::memory_order_relaxed);
-            l->node_epoch.store(0, std::memory_order_release);  // after the permutation, in its line
-            pmem::pwb(&l->perm);
-            wrote_ = true;
-        }
-        if (!words::valid_permutation(l->perm.load(std::memory_order_relaxed), leaf::width))
-            damaged("leaf " + num(index) + "'s permutation is not a permutation");
-        for (auto& line : l->value_lines) {
-            const std::uint64_t w = line.value_incll.load(std::memory_order_relaxed);
-            if (w == 0) continue;
-            const auto u = words::decode(w);
-            if (u->index >= leaf::values_per_line) damaged("leaf " + num(index) + " has an undo word for slot index " + num(u->index));
-            if (words::same_epoch(u->low_epoch, d_ + 1))
-                line.values[u->index].store(u->old_value, std::memory_order_relaxed);
-            line.value_incll.store(0, std::memory_order_release);  // after the value, in its line
-            pmem::pwb(&line);
-            wrote_ = true;
-        }
+        for (std::uint64_t i = 0; i <= k; ++i) walk(node_recovery::child(in, i), in, depth + 1);
     }
 
     void check_chain() const {
@@ -209,7 +216,8 @@ private:
     std::byte* const region_;
     const std::uint64_t bytes_;
     layout::geometry g_{};
-    std::uint64_t d_ = 0, allocated_ = 0, root_offset_ = 0;
+    std::uint64_t d_ = 0, allocated_ = 0, root_offset_ = 0, pending_ = 0;
+    std::optional<node_recovery> nodes_;
     std::vector<bool> visited_;
     std::vector<leaf*> leaves_;
     unsigned leaf_depth_ = 0;
@@ -218,6 +226,10 @@ private:
 
 }  // namespace
 
-incll_recovered incll_recover(std::byte* region, std::uint64_t bytes) { return recovery(region, bytes).run(); }
+incll_recovered incll_recover(std::byte* region, std::uint64_t bytes, bool lazy) { return recovery(region, bytes).run(lazy); }
+
+incll_summary incll_check(const std::byte* region, std::uint64_t bytes) {
+    return recovery(const_cast<std::byte*>(region), bytes).check();  // check() writes nothing
+}
 
 }  // namespace ferrite::index

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "ferrite/error.hpp"
 #include "ferrite/index/tree.hpp"
 
 namespace ferrite::index {
@@ -21,31 +22,50 @@ void prefetch_node(const node_base* n) noexcept {
     for (int line = 0; line < 5; ++line) __builtin_prefetch(p + 64 * line);
 }
 
+}  // namespace
+
 // After the leaf l changed under a reader: its stable version again, and, if it split, the
 // leaf to its right that now holds `key` (keys only ever move right: a split moves the upper
 // half to a new next leaf, and leaves never merge).
-const leaf* settle(const leaf* l, std::uint64_t key, std::uint64_t& v) noexcept {
+const leaf* tree::settle(const leaf* l, std::uint64_t key, std::uint64_t& v) const {
     v = l->version.stable();
     for (;;) {
         const leaf* next = l->next.load(std::memory_order_acquire);
-        if (next == nullptr || key < next->low_key) return l;
-        l = next;
+        if (next == nullptr || key < next->low_key) return l;  // low_key: fixed, readable before recovery
+        l = reached_by_next(next);
         v = l->version.stable();
     }
 }
 
-}  // namespace
+const leaf* tree::reached_by_next(const leaf* l) const {
+    if (d_ == nullptr || d_->is_recovered(l)) return l;
+    // Not yet recovered (lazy recovery): the descent to its low key recovers it with its
+    // parent (an old leaf's range still starts at its low key; only its parent can be split).
+    std::uint64_t v;
+    (void)find_leaf(l->low_key, v);
+    if (!d_->is_recovered(l))
+        throw_damaged(pool_errc::damaged_object, "incll tree", "",
+                      "a leaf's next link names a leaf that no descent from the root reaches");
+    return l;
+}
 
-const leaf* tree::find_leaf(std::uint64_t key, std::uint64_t& v) const noexcept {
+const leaf* tree::find_leaf(std::uint64_t key, std::uint64_t& v) const {
 retry:
     const node_base* n = root_.load(std::memory_order_acquire);
     prefetch_node(n);
     v = n->version.stable();
     if (!node_version::is_root(v)) goto retry;  // a new root is being published above it
-    while (!node_version::is_leaf(v)) {
+    for (unsigned depth = 0; !node_version::is_leaf(v);) {
         const interior* in = as_interior(n);
         const node_base* child = in->child_for(key);
         if (child == nullptr) goto retry;  // read in the middle of a change
+        if (d_ != nullptr) {
+            // Lazy recovery: the child rolled back before its version is read. A damaged
+            // pool could make a cycle of links: the depth bounds the descent.
+            if (++depth > 64)
+                throw_damaged(pool_errc::damaged_object, "incll tree", "", "a descent is deeper than 64 levels");
+            d_->recovered(const_cast<node_base*>(child), const_cast<interior*>(in));
+        }
         prefetch_node(child);
         const std::uint64_t cv = child->version.stable();
         if (!in->version.has_changed(v)) {  // the pointer was right when the child's version was taken
@@ -60,7 +80,7 @@ retry:
     return as_leaf(n);
 }
 
-std::optional<std::uint64_t> tree::get(std::uint64_t key) const noexcept {
+std::optional<std::uint64_t> tree::get(std::uint64_t key) const {
     std::uint64_t v;
     const leaf* l = find_leaf(key, v);
     for (;;) {
@@ -83,7 +103,7 @@ std::optional<std::uint64_t> tree::get(std::uint64_t key) const noexcept {
     }
 }
 
-void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const noexcept {
+void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const {
     std::uint64_t v;
     l = settle(l, from, v);
     for (;;) {
@@ -109,6 +129,7 @@ void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const noexc
 }
 
 tree::shape tree::describe() const {
+    if (d_ != nullptr) d_->recover_all();  // lazy recovery: every node, before it is counted
     shape s;
     const node_base* n = root_.load(std::memory_order_acquire);
     while (!n->is_leaf()) {

@@ -170,6 +170,10 @@ void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separa
             return;
         }
         // p is full: 16 keys and 17 children with the new pair, split 8 | middle | 7.
+        // Lazy recovery: every child of p is recovered (with p as its parent) before any
+        // moves, so that a late first access cannot set a moved child's parent back to p.
+        if (d_ != nullptr)
+            for (unsigned i = 0; i <= n; ++i) d_->recovered_nothrow(p->children[i].load(std::memory_order_relaxed), p);
         std::uint64_t ks[interior::max_keys + 1];
         node_base* cs[interior::max_keys + 2];
         for (unsigned i = 0, j = 0; i < n; ++i) {

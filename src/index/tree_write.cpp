@@ -47,7 +47,7 @@ tree::~tree() {
     if (d_ == nullptr) free_subtree(root_.load(std::memory_order_relaxed));  // a pool's nodes stay
 }
 
-leaf* tree::lock_leaf(std::uint64_t key) noexcept {
+leaf* tree::lock_leaf(std::uint64_t key) {
     std::uint64_t v;
     auto* l = const_cast<leaf*>(find_leaf(key, v));
     l->version.lock();
@@ -57,7 +57,7 @@ leaf* tree::lock_leaf(std::uint64_t key) noexcept {
         leaf* next = l->next.load(std::memory_order_acquire);
         if (next == nullptr || key < next->low_key) return l;
         l->version.unlock();
-        l = next;
+        l = const_cast<leaf*>(reached_by_next(next));  // no lock held if it throws
         l->version.lock();
     }
 }

@@ -2,7 +2,9 @@
 // whole pool files holding every kind of named object, each opened as a program would.
 //
 // Images (pool_image.hpp): a store with three vectors (u64, f64, a tagged struct), a DFC
-// stack, queue and deque, PFC ones, a SOFT durable_map and a link-free durable_set and a
+// stack, queue and deque, PFC ones, a SOFT durable_map and a link-free durable_set, an
+// ordered_map (the InCLL tree: its nodes are validated lazily, so a damaged node may be a
+// damaged_pool from the operation that reaches it rather than from store::open) and a
 // fragmented heap, as a clean file, as a file copied while
 // open, and as crash-simulator images taken inside operations.
 //
@@ -350,6 +352,20 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop, f
             x->for_each([&](const u64& k) { keys.push_back(k); });
             for (const u64 k : keys) (void)x->contains(k);
             pop ? (void)x->erase(3) : (void)x->insert(3);
+        });
+        // The ordered map: store::open validated its header (geometry, commit line, log,
+        // root); its nodes are validated as lazy recovery reaches them, so a damaged node
+        // is a damaged_pool ("incll tree") from the scan or the update that reaches it.
+        open_and_use("omap", v, [&] {
+            try {
+                auto x = names.open<omap>("omap", small_tree());
+                std::vector<u64> keys;
+                x->scan(0, 1000, [&](u64 k, u64) { keys.push_back(k); });
+                for (const u64 k : keys) (void)x->get(k);
+                pop ? (void)x->erase(5) : (void)x->insert_or_assign(5, 6);
+            } catch (const ferrite::damaged_pool& e) {
+                if (e.region() != "incll tree") throw;
+            }
         });
         s.close();
     } catch (const ferrite::error& e) {

@@ -15,6 +15,7 @@
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/containers/program_image.hpp"
 #include "ferrite/containers/store.hpp"
+#include "ferrite/index/incll_layout.hpp"
 #include "ferrite/containers/deque_layout.hpp"
 #include "ferrite/containers/vector_layout.hpp"
 #include "ferrite/sets/node_store.hpp"
@@ -73,6 +74,7 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     auto pd = names.open<pfc_deque>("pfc-deque", 4);
     auto sm = names.open<soft_map>("smap", small_areas());
     auto ls = names.open<linkfree_set>("lfset", small_areas());
+    auto om = names.open<omap>("omap", small_tree());
     // A CpNvm image (8 KiB, one 4 KiB log): a counter root, checkpointed every round.
     auto img = names.open<ferrite::program_image>(
         "image", ferrite::image_options{.image_bytes = 8192, .max_threads = 1, .log_bytes = 4096, .base = 0,
@@ -92,6 +94,11 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
         // deleted, superseded and reused node slots in the areas.
         (void)sm->insert(i % 48, i);
         (void)ls->insert(i % 48);
+        // Keys 0..39 of the ordered map: inserts, assigns (some values too wide for an undo
+        // word) and erases, an epoch ended every other round: undo words, log entries, splits.
+        (void)om->insert_or_assign((i * 13) % 40, i % 3 ? i : ~i);
+        if (i % 3 == 1) (void)om->erase((i * 7) % 40);
+        if (i % 2 == 0) (void)om->sync();
         if (i % 4 == 1) (void)sm->insert_or_assign((i * 7) % 48, i * 100);
         if (i % 3 == 0) {
             (void)sm->erase((i * 5) % 48);
@@ -300,6 +307,17 @@ void find_regions(image& im, const fs::path& dir) {
             if (!data.ranges.empty()) rs.push_back(data);
         } else if (is_kind<soft_map>(e) || is_kind<linkfree_set>(e)) {
             sets_regions(kind + " " + name, p, heap, anchor, block, rs, offsets);
+        } else if (is_kind<omap>(e)) {  // the tree's region (index/incll_layout.hpp)
+            namespace il = ferrite::index::incll_layout;
+            il::geometry g;
+            std::memcpy(&g, base + anchor, sizeof g);
+            rs.push_back({kind + " " + name + " geometry", owner::index, {{anchor, 64}}});
+            rs.push_back({kind + " " + name + " commit line", owner::index, {{anchor + 64, 64}}});
+            if (g.arena_offset > il::header_bytes && g.arena_offset < block) {
+                rs.push_back({kind + " " + name + " log entries", owner::index, {{anchor + il::header_bytes, g.arena_offset - il::header_bytes}}});
+                rs.push_back({kind + " " + name + " nodes", owner::index, {{anchor + g.arena_offset, block - g.arena_offset}}});
+                for (u64 n = 0; n < 4; ++n) offsets.insert(g.arena_offset + n * il::node_bytes);  // node offsets
+            }
         } else {  // a DFC structure
             namespace cb = ferrite::combining;
             const u64 threads = word(anchor + offsetof(cb::dfc_header, threads));

@@ -33,6 +33,7 @@
 
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
+#include "ferrite/containers/ordered_map_kind.hpp"
 #include "ferrite/containers/sets_kind.hpp"
 
 namespace ferrite_fuzz {
@@ -42,6 +43,18 @@ using pfc_queue = ferrite::queue<std::uint64_t, ferrite::alloc::buddy_heap>;
 using pfc_deque = ferrite::deque<std::uint64_t, ferrite::alloc::buddy_heap>;
 using soft_map = ferrite::durable_map<std::uint64_t, std::uint64_t, ferrite::use_soft>;
 using linkfree_set = ferrite::durable_set<std::uint64_t, ferrite::use_link_free>;
+using omap = ferrite::ordered_map<std::uint64_t, std::uint64_t>;
+
+// The ordered_map's options in the images and in the cases: a small tree (12 nodes of 320
+// bytes, one writer shard, 24 log entries: a 16 KiB block), epochs ended by sync() only.
+inline ferrite::ordered_map_options small_tree() {
+    ferrite::ordered_map_options o;
+    o.nodes = 12;
+    o.epoch_length = std::chrono::milliseconds(0);
+    o.shards = 1;
+    o.log_entries = 24;
+    return o;
+}
 
 // The durable sets' options in the images and in the cases: 4 KiB areas (63 node slots),
 // so that the small pool holds several; one recovery thread.
@@ -62,7 +75,7 @@ bool is_kind(const ferrite::alloc::directory_entry& e) {
 // validation is being finished (see pool_fuzz_test.cpp). `kv`: ferrite-kv's own structures
 // (the soft engine's root, item heap and items; the cpnvm engine's program image, table and
 // items).
-enum class owner { pool, heap, catalog, vector, dfc, sets, kv, file };
+enum class owner { pool, heap, catalog, vector, dfc, sets, index, kv, file };
 
 // Which pool an image is of: the store holding every kind of named object, or a pool of one
 // of ferrite-kv's durable engines (apps/kv), opened by the engine as the server opens it.
@@ -99,7 +112,7 @@ struct object_name {
 inline constexpr object_name objects[] = {{"u64s", "vector"},   {"f64s", "vector"},    {"ticks", "vector"},
                                           {"stack", "dfc_stack"}, {"queue", "dfc_queue"}, {"deque", "dfc_deque"},
                                           {"pfc-stack", "stack"}, {"pfc-queue", "queue"}, {"pfc-deque", "deque"},
-                                          {"smap", "durable_map"}, {"lfset", "durable_set"}};
+                                          {"smap", "durable_map"}, {"lfset", "durable_set"}, {"omap", "ordered_map"}};
 
 // The user struct of the "ticks" vector.
 struct tick {

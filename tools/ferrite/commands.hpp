@@ -23,5 +23,6 @@ void register_pool_commands(CLI::App& app, const common_options& common, action&
 void register_demo_command(CLI::App& app, const common_options& common, action& chosen);
 void register_crashtest_command(CLI::App& app, const common_options& common, action& chosen);
 void register_bench_command(CLI::App& app, const common_options& common, action& chosen);
+void register_tree_kill_command(CLI::App& app, const common_options& common, action& chosen);
 
 }  // namespace ferrite::cli

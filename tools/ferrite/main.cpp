@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     register_demo_command(app, common, chosen);
     register_crashtest_command(app, common, chosen);
     register_bench_command(app, common, chosen);
+    register_tree_kill_command(app, common, chosen);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

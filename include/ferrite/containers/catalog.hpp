@@ -53,6 +53,7 @@
 #include "ferrite/alloc/spin_lock.hpp"
 #include "ferrite/containers/dfc_kinds.hpp"
 #include "ferrite/containers/object_kinds.hpp"
+#include "ferrite/containers/ordered_map_kind.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
 #include "ferrite/containers/sets_kind.hpp"
 #include "ferrite/containers/type_tag.hpp"
@@ -159,6 +160,10 @@ public:
     template <class K, class Algorithm = use_soft>
     std::shared_ptr<durable_set<K, Algorithm>> open_set(std::string_view name, durable_set_options o = {}) {
         return open<durable_set<K, Algorithm>>(name, o);
+    }
+    template <class K, class V>
+    std::shared_ptr<ordered_map<K, V>> open_ordered_map(std::string_view name, ordered_map_options o = {}) {
+        return open<ordered_map<K, V>>(name, o);
     }
 
     // Every named object, in catalog order.

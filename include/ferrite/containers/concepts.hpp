@@ -13,8 +13,8 @@
 //   durable_set           insert / erase / contains by key, each durable when it returns
 //   durable_map           insert (absent only) / put (upsert) / get / erase by key
 //   ordered_map           a durable_map with scan(from, count, out) in key order
-// The set and map contracts have no ferrite structure yet: the durable-sets family is the
-// first to meet them. Each structure's header ends with the static_asserts it passes; a
+// The set and map contracts: durable_set and durable_map (durable_map.hpp) meet them, and
+// ferrite::ordered_map (ordered_map.hpp) the ordered one, with buffered durability. Each structure's header ends with the static_asserts it passes; a
 // new family adds its own, and joins tests/unit/containers/conformance_test.cpp.
 //
 // Not from a paper; nothing persistent.

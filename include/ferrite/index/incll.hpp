@@ -30,14 +30,17 @@
 // durable_epoch := E, written back and fenced: two fences per epoch, none per operation.
 // With the no-write-back backend the pwbs cost nothing and the boundary is the two fences.
 // If the low 16 bits of the next epoch wrap, every leaf's value undo words are cleared
-// (written back, fenced) before it starts, so no stale word can alias a later epoch.
+// (written back, fenced) before it starts, so no stale word can alias a later epoch; lazy
+// recovery is finished first (incll_lazy.hpp), so no pending word is cleared unapplied.
 // An epoch in which nothing was written ends without any persistence instruction.
 //
-// Recovery (durable_tree.cpp, incll_recovery.cpp): roll back every external log entry of
-// epoch D+1 (whole, by its checksum), then every leaf: node_epoch == D+1 restores the
-// permutation from permutation_incll; an undo word of epoch D+1 restores its value; every
+// Recovery (durable_tree.cpp, incll_recovery.cpp, incll_lazy.hpp): roll back every external
+// log entry of epoch D+1 (whole, by its checksum), then each leaf: node_epoch == D+1 restores
+// the permutation from permutation_incll; an undo word of epoch D+1 restores its value; every
 // undo word is cleared; locks and volatile bookkeeping are reset. Then durable_epoch := D+1
 // (its state is D's), so the next run's epoch D+2 can never match a stale entry or word.
+// The leaves' part is lazy by default: each node at its first access, with D+1 recorded in
+// the commit line as pending until every node is (incll_lazy.hpp has the argument).
 //
 // What differs from the thesis, and why:
 //   * no wbinvd and no kernel module: the dirty lists name the lines to write back, so the
@@ -49,8 +52,8 @@
 //     recorded, which is what recovery compares against (notes: the pseudocode defect).
 //   * values are 8 bytes: an old value that does not fit the undo word's 44 bits is
 //     logged externally.
-//   * eager recovery (every reachable node is visited at open) instead of the lazy,
-//     lock-array-guarded recovery: a step, issue 21 item 4 keeps the lazy one open.
+//   * lazy recovery keeps a volatile state byte per node and records the pending epoch in
+//     the commit line (incll_lazy.hpp), so a crash before every node was reached is safe.
 //   * allocation is a bump arena whose counter each commit records; nodes are never freed
 //     (tree.hpp), so the arena needs no free list. Nodes reserved by a shard and not used
 //     when the process stops stay allocated (at most a few per shard and restart).
@@ -74,6 +77,7 @@
 #include <vector>
 
 #include "ferrite/index/incll_layout.hpp"
+#include "ferrite/index/incll_lazy.hpp"
 #include "ferrite/index/nodes.hpp"
 
 namespace ferrite::index {
@@ -83,6 +87,9 @@ struct incll_options {
     std::chrono::milliseconds epoch_length{64};
     unsigned shards = 16;       // writer shards (a thread uses shard (its number % shards))
     unsigned log_entries = 64;  // external log entries per shard (>= 24)
+    // Open: recover each node at its first access (incll_lazy.hpp) rather than every node
+    // before open returns.
+    bool lazy_recovery = true;
     // Called at each epoch boundary with every writer quiesced, before the write-backs, with
     // the epoch that is ending (tests and the crash target snapshot the tree here).
     std::function<void(std::uint64_t)> before_commit;
@@ -98,6 +105,22 @@ public:
 
     // The tree's root and height (the commit records the root; the height sizes reservations).
     void attach(std::atomic<node_base*>* root, std::atomic<unsigned>* height);
+
+    // Lazy recovery (incll_lazy.hpp), from open(); null after an eager one.
+    void adopt(std::unique_ptr<lazy_recovery> lazy) noexcept { lazy_ = std::move(lazy); }
+    // The tree calls these before it uses a node it read from a recovered node: n is
+    // recovered when they return (parent: the node n was read from). recovered() throws
+    // damaged_pool; recovered_nothrow() (splits) marks a damaged node for the next access.
+    void recovered(node_base* n, interior* parent) const {
+        if (lazy_) lazy_->ensure(n, parent);
+    }
+    void recovered_nothrow(node_base* n, interior* parent) const noexcept {
+        if (lazy_) lazy_->ensure_nothrow(n, parent);
+    }
+    bool is_recovered(const node_base* n) const noexcept { return !lazy_ || lazy_->is_recovered(n); }
+    void recover_all() const;     // every reachable node recovered (no write-back; describe())
+    void finish_recovery();       // lazy_recovery::finish: only with no operation or epoch end running
+    std::uint64_t lazily_recovered() const noexcept { return lazy_ ? lazy_->recovered_count() : 0; }
     void start_ticker();
     void stop_ticker() noexcept;
 
@@ -171,6 +194,7 @@ private:
     std::atomic<std::uint64_t> bump_;
     std::atomic<node_base*>* root_ = nullptr;
     std::atomic<unsigned>* height_ = nullptr;
+    std::unique_ptr<lazy_recovery> lazy_;
     // One epoch end at a time. A spin lock that waits through pmem::wait_hint, not a mutex: the
     // crash simulator runs one thread at a time and passes its token only at wait hints and
     // persistence events, so a thread blocked in a mutex would hold the token forever.

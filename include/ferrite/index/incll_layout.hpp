@@ -7,7 +7,10 @@
 //   line 1   commit line: durable_epoch, then two commit slots {root offset, nodes allocated,
 //            state epoch}; the epoch E commit writes slot[E & 1] and then durable_epoch := E
 //            (one line: the media holds a prefix of these stores in program order, so a
-//            durable_epoch of E implies slot[E & 1] of E; slot[(E-1) & 1] is not touched)
+//            durable_epoch of E implies slot[E & 1] of E; slot[(E-1) & 1] is not touched),
+//            then `pending`: the epoch whose undo words nodes not yet lazily recovered still
+//            hold (incll_lazy.hpp; 0: none; a layout-1 region written before lazy recovery
+//            has 0 there, its former spare word)
 //   then     the external undo logs: `shards` logs of `log_entries` entries of 384 bytes
 //   then     the node arena: `arena_nodes` nodes of 320 bytes (leaves and interior nodes),
 //            allocated by a bump counter that each commit records
@@ -49,7 +52,7 @@ struct commit_slot {
 struct alignas(64) commit_line {
     std::uint64_t durable_epoch;
     commit_slot slots[2];
-    std::uint64_t spare;
+    std::uint64_t pending;  // lazy recovery: the epoch whose in-line undo words some nodes still hold (0: none)
 };
 static_assert(sizeof(commit_line) == 64);
 

@@ -88,6 +88,8 @@ public:
         if (v & splitting_bit) v += vsplit_low;
         word_.store(v & ~(lock_bit | dirty_bits), std::memory_order_release);
     }
+    // Recovery's reinitialisation of a word read from the media (no other thread uses the node yet).
+    void reset(std::uint64_t v) noexcept { set(v); }
     // The word as it is, for the bits fixed at creation (leaf).
     std::uint64_t peek() const noexcept { return word_.load(std::memory_order_relaxed); }
     bool locked() const noexcept { return (word_.load(std::memory_order_relaxed) & lock_bit) != 0; }

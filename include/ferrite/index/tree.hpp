@@ -81,7 +81,9 @@ public:
     tree& operator=(const tree&) = delete;
 
     // The value of `key`, if present.
-    std::optional<std::uint64_t> get(std::uint64_t key) const noexcept;
+    // (Durable tree with lazy recovery: every operation throws damaged_pool if a node it
+    // reaches is found damaged at its first access.)
+    std::optional<std::uint64_t> get(std::uint64_t key) const;
     // Sets key -> value; true if the key was not present (inserted), false if it was (updated).
     // Throws std::bad_alloc (the tree unchanged) if a split cannot allocate.
     bool insert_or_assign(std::uint64_t key, std::uint64_t value) { return put(key, value, true); }
@@ -120,11 +122,15 @@ public:
 private:
     bool put(std::uint64_t key, std::uint64_t value, bool assign);
     // The leaf whose range held `key` when its stable version `v` was taken.
-    const leaf* find_leaf(std::uint64_t key, std::uint64_t& v) const noexcept;
+    const leaf* find_leaf(std::uint64_t key, std::uint64_t& v) const;
+    // After l changed under a reader: its stable version, and the leaf right of it holding key.
+    const leaf* settle(const leaf* l, std::uint64_t key, std::uint64_t& v) const;
+    // l, read from a `next` link, recovered (lazy recovery: by a descent to its low key).
+    const leaf* reached_by_next(const leaf* l) const;
     // Copies the pairs of the leaf holding `from` (reached from l, whose low key is <= from).
-    void read_batch(const leaf* l, std::uint64_t from, batch& out) const noexcept;
+    void read_batch(const leaf* l, std::uint64_t from, batch& out) const;
     // The leaf holding `key`, locked.
-    leaf* lock_leaf(std::uint64_t key) noexcept;
+    leaf* lock_leaf(std::uint64_t key);
     // Inserts into the full, locked leaf l at position p by splitting it; unlocks everything.
     void split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_t value);
     // Puts (separator, right) above left and right (both locked, marked); unlocks them.
@@ -148,7 +154,7 @@ private:
                 if (++done == limit) return done;
             }
             if (b.next == nullptr) return done;
-            l = b.next;
+            l = reached_by_next(b.next);
             from = l->low_key;
             if (!limited && from >= hi) return done;
         }

@@ -49,9 +49,21 @@ void expect_refused(const char* what, Poke&& poke) {
     auto base = pristine();
     auto r = base->crash_image();
     poke(*r);
+    auto lazy = r->crash_image();
+    auto eager_options = manual_epochs(2, 32);
+    eager_options.lazy_recovery = false;
     try {
-        durable_tree::open(r->data(), r->bytes(), manual_epochs(2, 32));
-        ADD_FAILURE() << what << ": opened";
+        durable_tree::open(r->data(), r->bytes(), eager_options);
+        ADD_FAILURE() << what << ": opened eagerly";
+    } catch (const ferrite::damaged_pool& e) {
+        EXPECT_EQ(e.region(), "incll tree") << what;
+    }
+    // Lazily: refused at open (the header, the root, the leftmost path), or by the first
+    // operation that reaches the damaged node (here a whole scan).
+    try {
+        auto t = durable_tree::open(lazy->data(), lazy->bytes(), manual_epochs(2, 32));
+        (void)contents(*t);
+        ADD_FAILURE() << what << ": opened lazily and scanned";
     } catch (const ferrite::damaged_pool& e) {
         EXPECT_EQ(e.region(), "incll tree") << what;
     }
