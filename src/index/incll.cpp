@@ -229,15 +229,21 @@ std::uint64_t incll::sync() {
 
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (options_.before_commit) options_.before_commit(e);
-    for (std::uint64_t i = 0; i < n; ++i)
+    // No locked instruction between the pwbs: x86 orders clwb/clflushopt before a locked
+    // read-modify-write, so one per node (the statistics' counter) waited for each node's
+    // write-backs in turn instead of letting them all overlap until the pfence.
+    std::uint64_t nodes = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        nodes += shards_[i].dirty.size();
         for (node_base* d : shards_[i].dirty) {
             const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
             const auto* base = reinterpret_cast<const std::byte*>(d);
             for (unsigned line = 0; line < 5; ++line)
                 if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
-            written_back_.fetch_add(1, std::memory_order_relaxed);
         }
+    }
     pmem::pfence();  // every node written in epoch e is durable ...
+    written_back_.fetch_add(nodes, std::memory_order_relaxed);
     auto& c = commit();
     auto& slot = c.slots[e & 1];
     slot.root = offset_of(root_->load(std::memory_order_relaxed));
