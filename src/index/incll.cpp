@@ -129,6 +129,7 @@ void incll::log_node(node_base* n) noexcept {
 
 void incll::before_perm_store(leaf* l) {
     touch(l, line_bit(0));
+    if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (l->node_epoch.load(std::memory_order_relaxed) != e) {
@@ -140,6 +141,7 @@ void incll::before_perm_store(leaf* l) {
 
 void incll::before_slot_write(leaf* l, unsigned slot) {
     touch(l, key_line(slot) | value_line(slot));
+    if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (words::is_live(start_permutation(l, e), slot)) log_node(l);  // insert after remove
@@ -147,6 +149,7 @@ void incll::before_slot_write(leaf* l, unsigned slot) {
 
 void incll::before_value_store(leaf* l, unsigned slot) {
     touch(l, value_line(slot));
+    if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (!words::is_live(start_permutation(l, e), slot)) return;  // inserted in this epoch

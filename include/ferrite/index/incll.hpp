@@ -32,6 +32,9 @@
 // If the low 16 bits of the next epoch wrap, every leaf's value undo words are cleared
 // (written back, fenced) before it starts, so no stale word can alias a later epoch.
 // An epoch in which nothing was written ends without any persistence instruction.
+// incll_options::external_only turns the in-line words off: every node's first change in an
+// epoch logs it whole (the thesis's external-logging-only variant, the tree-undo baseline);
+// same boundary, same recovery (the external log entries are all there is to roll back).
 //
 // Recovery (durable_tree.cpp, incll_recovery.cpp): roll back every external log entry of
 // epoch D+1 (whole, by its checksum), then every leaf: node_epoch == D+1 restores the
@@ -83,6 +86,12 @@ struct incll_options {
     std::chrono::milliseconds epoch_length{64};
     unsigned shards = 16;       // writer shards (a thread uses shard (its number % shards))
     unsigned log_entries = 64;  // external log entries per shard (>= 24)
+    // The thesis's external-logging-only variant ([NVM] ch. 3's comparison; bench subject
+    // tree-undo): no in-line undo words, every node's first change in an epoch copies it whole
+    // into the external log (write-back, pfence) first. The same epochs, boundary and recovery
+    // (a rollback of the log entries is all recovery has to do; the leaves' in-line words are
+    // never written, so they never match the failed epoch).
+    bool external_only = false;
     // Called at each epoch boundary with every writer quiesced, before the write-backs, with
     // the epoch that is ending (tests and the crash target snapshot the tree here).
     std::function<void(std::uint64_t)> before_commit;
