@@ -25,16 +25,6 @@ constexpr unsigned line_bit(unsigned line) noexcept { return 1u << line; }
 constexpr unsigned key_line(unsigned slot) noexcept { return line_bit(1 + slot / 8); }
 constexpr unsigned value_line(unsigned slot) noexcept { return line_bit(3 + slot / leaf::values_per_line); }
 
-// Waits through pmem::wait_hint (the crash simulator passes its token there).
-void spin_lock(std::atomic<std::uint32_t>& lock) noexcept {
-    for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
-        while (lock.load(std::memory_order_relaxed) != 0) {
-            pmem::wait_hint();
-            if (++spins % 64 == 0) std::this_thread::yield();
-        }
-    }
-}
-
 std::uint64_t& dirty_epoch_of(node_base* n) noexcept {
     return n->is_leaf() ? static_cast<leaf*>(n)->dirty_epoch : static_cast<interior*>(n)->dirty_epoch;
 }
@@ -80,7 +70,47 @@ incll::shard& incll::mine() noexcept {
     return shards_[number % geometry_.shards];
 }
 
-void incll::lock_shard(shard& s) noexcept { spin_lock(s.lock); }
+void incll::lock_shard(shard& s) noexcept { lock_helping(s.lock); }
+
+// Waits through pmem::wait_hint (the crash simulator passes its token there), helping with an
+// open write-back while the lock is held by an epoch end.
+void incll::lock_helping(std::atomic<std::uint32_t>& lock) noexcept {
+    for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
+        while (lock.load(std::memory_order_relaxed) != 0) {
+            if (claim_.load(std::memory_order_relaxed) != 0) write_back_claimed(true);
+            pmem::wait_hint();
+            if (++spins % 64 == 0) std::this_thread::yield();
+        }
+    }
+}
+
+void incll::write_back_claimed(bool helper) noexcept {
+    const std::uint64_t n = geometry_.shards;
+    std::uint64_t claimed = 0;
+    std::uint64_t nodes = 0;
+    std::uint64_t w = claim_.load(std::memory_order_acquire);
+    for (;;) {
+        if (w == 0 || (w & 0xffff) >= n) break;  // none open, or every shard claimed
+        if (!claim_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        // Shard (w & 0xffff) is this thread's: its list was filled under its lock, which the
+        // epoch's ender holds (acquired before it opened the claim word this CAS read).
+        const shard& s = shards_[w & 0xffff];
+        nodes += s.dirty.size();
+        for (node_base* d : s.dirty) {
+            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
+            const auto* base = reinterpret_cast<const std::byte*>(d);
+            for (unsigned line = 0; line < 5; ++line)
+                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
+        }
+        ++claimed;
+        w = claim_.load(std::memory_order_acquire);  // after the pwbs: a locked CAS here would wait for them
+    }
+    if (claimed == 0) return;
+    pmem::pfence();  // this thread's write-backs are durable before the shards count as done
+    written_back_.fetch_add(nodes, std::memory_order_relaxed);
+    if (helper) helped_.fetch_add(claimed, std::memory_order_relaxed);
+    done_.fetch_add(claimed, std::memory_order_release);
+}
 
 incll::op_scope::op_scope(incll* e) : e_(e) {
     shard& s = e->mine();
@@ -216,7 +246,7 @@ interior* incll::make_interior(std::uint64_t version) noexcept {
 }
 
 std::uint64_t incll::sync() {
-    spin_lock(advance_);
+    lock_helping(advance_);  // a second sync() helps the one in progress
     const std::uint64_t n = geometry_.shards;
     for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);
     struct unlock_all {
@@ -232,21 +262,16 @@ std::uint64_t incll::sync() {
 
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (options_.before_commit) options_.before_commit(e);
-    // No locked instruction between the pwbs: x86 orders clwb/clflushopt before a locked
-    // read-modify-write, so one per node (the statistics' counter) waited for each node's
-    // write-backs in turn instead of letting them all overlap until the pfence.
-    std::uint64_t nodes = 0;
-    for (std::uint64_t i = 0; i < n; ++i) {
-        nodes += shards_[i].dirty.size();
-        for (node_base* d : shards_[i].dirty) {
-            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
-            const auto* base = reinterpret_cast<const std::byte*>(d);
-            for (unsigned line = 0; line < 5; ++line)
-                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
-        }
-    }
-    pmem::pfence();  // every node written in epoch e is durable ...
-    written_back_.fetch_add(nodes, std::memory_order_relaxed);
+    // Open the write-back to the writers waiting on their shards, take part, and wait until
+    // every shard is written back and fenced by whoever claimed it. No locked instruction
+    // between one thread's pwbs: x86 orders clwb/clflushopt before a locked read-modify-write,
+    // so one per node (the statistics' counter, once) made each node's write-backs wait.
+    done_.store(0, std::memory_order_relaxed);
+    claim_.store(e << 16, std::memory_order_release);
+    write_back_claimed(false);
+    while (done_.load(std::memory_order_acquire) != n) pmem::wait_hint();
+    claim_.store(0, std::memory_order_relaxed);
+    // every node written in epoch e is durable ...
     auto& c = commit();
     auto& slot = c.slots[e & 1];
     slot.root = offset_of(root_->load(std::memory_order_relaxed));
@@ -312,6 +337,7 @@ incll::stats incll::statistics() const noexcept {
     s.commits = commits_.load(std::memory_order_relaxed);
     s.nodes_written_back = written_back_.load(std::memory_order_relaxed);
     s.external_entries = external_.load(std::memory_order_relaxed);
+    s.shards_helped = helped_.load(std::memory_order_relaxed);
     return s;
 }
 

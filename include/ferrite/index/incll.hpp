@@ -25,10 +25,14 @@
 //     rollback of the allocation counter.
 // Epoch boundary (sync(), or the ticker every epoch_length): every writer shard is locked
 // (writers hold their shard's lock for the whole operation, so none is between two stores),
-// the dirty nodes' written lines are written back (pwb), ONE pfence for all of them,
-// then the commit line (incll_layout.hpp) records the root, the arena counter and
+// the dirty nodes' written lines are written back (pwb) and fenced (pfence), then the commit
+// line (incll_layout.hpp) records the root, the arena counter and
 // durable_epoch := E, written back and fenced: two fences per epoch, none per operation.
 // With the no-write-back backend the pwbs cost nothing and the boundary is the two fences.
+// The write-back is shared: writers waiting on their shard locks claim dirty shards too, each
+// writing back and fencing what it claimed (one pfence per helper) before counting it done;
+// the commit waits for every shard to be counted, so each line's pwb and its thread's pfence
+// precede the commit line's store (the thesis's wbinvd runs on one core).
 // If the low 16 bits of the next epoch wrap, every leaf's value undo words are cleared
 // (written back, fenced) before it starts, so no stale word can alias a later epoch.
 // An epoch in which nothing was written ends without any persistence instruction.
@@ -148,6 +152,7 @@ public:
 
     struct stats {
         std::uint64_t commits = 0, nodes_written_back = 0, external_entries = 0;
+        std::uint64_t shards_helped = 0;  // dirty shards written back by a waiting writer
     };
     stats statistics() const noexcept;
 
@@ -162,6 +167,11 @@ private:
     shard& mine() noexcept;
     void lock_shard(shard& s) noexcept;
     static void unlock_shard(shard& s) noexcept { s.lock.store(0, std::memory_order_release); }
+    // The boundary's write-back, shared by the thread that ends the epoch and the writers
+    // waiting on their shard locks: claims dirty shards of the open write-back (claim_) one at
+    // a time, writes back their lines, fences its own write-backs, counts them done.
+    void write_back_claimed(bool helper) noexcept;
+    void lock_helping(std::atomic<std::uint32_t>& lock) noexcept;
     // Puts n on the dirty list of the current epoch (first time) and notes the lines written.
     void touch(node_base* n, unsigned lines) noexcept;
     void log_node(node_base* n) noexcept;
@@ -184,8 +194,13 @@ private:
     // crash simulator runs one thread at a time and passes its token only at wait hints and
     // persistence events, so a thread blocked in a mutex would hold the token forever.
     std::atomic<std::uint32_t> advance_{0};
+    // The open write-back: (epoch << 16) | next shard to claim; 0 when none is open. done_:
+    // the shards of it written back and fenced.
+    std::atomic<std::uint64_t> claim_{0};
+    std::atomic<std::uint64_t> done_{0};
     std::atomic<std::uint64_t> commits_{0}, written_back_{0};
     std::atomic<std::uint64_t> external_{0};
+    std::atomic<std::uint64_t> helped_{0};
     std::mutex ticker_mutex_;
     std::condition_variable ticker_cv_;
     bool ticker_stop_ = false;
