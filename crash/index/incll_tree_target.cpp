@@ -2,8 +2,9 @@
 // InCLL) with several writer threads, leaf and interior splits, root growth and epoch ends
 // in the middle of them.
 //
-// Setup (not observed): a region in the pool's root, a tree with 2 writer shards and small
-// external logs (a full log ends its epoch: that path runs too), preloaded with 112 keys so
+// Setup (not observed): a region in the pool's root, a tree with 2 writer shards, small
+// external logs (a full log ends its epoch: that path runs too) and write-back chunks of 3
+// nodes (a writer waiting through an epoch end writes back part of a shard's list), preloaded with 112 keys so
 // that the root is an interior node close to full and the run splits it and grows the root.
 // Thread t's operation i draws a key from (seed, t, i) in a range shared by all threads (so
 // they meet in leaves and splits) and inserts, assigns (half the values too wide for an
@@ -52,6 +53,7 @@ index::incll_options tree_options(bool external_only) {
     o.epoch_length = std::chrono::milliseconds(0);
     o.shards = 2;
     o.log_entries = 24;
+    o.write_back_chunk = 3;  // several chunks per shard: a waiting writer shares a busy shard
     o.external_only = external_only;
     return o;
 }

@@ -43,6 +43,7 @@ permutation start_permutation(const leaf* l, std::uint64_t e) noexcept {
 incll::incll(std::byte* region, const incll_options& options)
     : region_(region), options_(options), geometry_(*reinterpret_cast<const layout::geometry*>(region)) {
     shards_ = std::make_unique<shard[]>(geometry_.shards);
+    chunk_start_.assign(geometry_.shards + 1, 0);
     auto* logs = reinterpret_cast<layout::log_entry*>(region_ + geometry_.logs_offset);
     for (std::uint64_t i = 0; i < geometry_.shards; ++i) shards_[i].log = logs + i * geometry_.log_entries;
     const std::uint64_t d = durable_epoch();
@@ -85,18 +86,25 @@ void incll::lock_helping(std::atomic<std::uint32_t>& lock) noexcept {
 }
 
 void incll::write_back_claimed(bool helper) noexcept {
-    const std::uint64_t n = geometry_.shards;
     std::uint64_t claimed = 0;
     std::uint64_t nodes = 0;
     std::uint64_t w = claim_.load(std::memory_order_acquire);
     for (;;) {
-        if (w == 0 || (w & 0xffff) >= n) break;  // none open, or every shard claimed
+        // None open, or every chunk claimed (chunks_ is the open write-back's while w is current:
+        // the CAS below fails otherwise).
+        if (w == 0 || (w & chunk_mask) >= chunks_.load(std::memory_order_relaxed)) break;
         if (!claim_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-        // Shard (w & 0xffff) is this thread's: its list was filled under its lock, which the
-        // epoch's ender holds (acquired before it opened the claim word this CAS read).
-        const shard& s = shards_[w & 0xffff];
-        nodes += s.dirty.size();
-        for (node_base* d : s.dirty) {
+        // Chunk (w & chunk_mask) is this thread's: the dirty lists and chunk_start_ were filled
+        // under the shard locks the epoch's ender holds, before it opened the word this CAS read.
+        const std::uint64_t chunk = w & chunk_mask;
+        const std::uint64_t k = static_cast<std::uint64_t>(
+            std::upper_bound(chunk_start_.begin(), chunk_start_.end(), chunk) - chunk_start_.begin() - 1);
+        const shard& s = shards_[k];
+        const std::size_t from = (chunk - chunk_start_[k]) * chunk_nodes_;
+        const std::size_t to = std::min(s.dirty.size(), from + chunk_nodes_);
+        nodes += to - from;
+        for (std::size_t x = from; x < to; ++x) {
+            node_base* d = s.dirty[x];
             const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
             const auto* base = reinterpret_cast<const std::byte*>(d);
             for (unsigned line = 0; line < 5; ++line)
@@ -106,7 +114,7 @@ void incll::write_back_claimed(bool helper) noexcept {
         w = claim_.load(std::memory_order_acquire);  // after the pwbs: a locked CAS here would wait for them
     }
     if (claimed == 0) return;
-    pmem::pfence();  // this thread's write-backs are durable before the shards count as done
+    pmem::pfence();  // this thread's write-backs are durable before its chunks count as done
     written_back_.fetch_add(nodes, std::memory_order_relaxed);
     if (helper) helped_.fetch_add(claimed, std::memory_order_relaxed);
     done_.fetch_add(claimed, std::memory_order_release);
@@ -266,10 +274,22 @@ std::uint64_t incll::sync() {
     // every shard is written back and fenced by whoever claimed it. No locked instruction
     // between one thread's pwbs: x86 orders clwb/clflushopt before a locked read-modify-write,
     // so one per node (the statistics' counter, once) made each node's write-backs wait.
+    // The dirty lists are cut into chunks (of chunk_nodes_ nodes or more; fewer than 2^20 with
+    // at most 4096 shards) so that one busy shard is shared too (one writer: ticker and writer).
+    std::uint64_t most = 0;
+    for (std::uint64_t i = 0; i < n; ++i) most += shards_[i].dirty.size();
+    chunk_nodes_ = std::max<std::uint64_t>({std::uint64_t{1}, options_.write_back_chunk, most / 500000 + 1});
+    std::uint64_t chunks = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        chunk_start_[i] = chunks;
+        chunks += (shards_[i].dirty.size() + chunk_nodes_ - 1) / chunk_nodes_;
+    }
+    chunk_start_[n] = chunks;
+    chunks_.store(chunks, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
-    claim_.store(e << 16, std::memory_order_release);
+    claim_.store(e << chunk_bits, std::memory_order_release);
     write_back_claimed(false);
-    while (done_.load(std::memory_order_acquire) != n) pmem::wait_hint();
+    while (done_.load(std::memory_order_acquire) != chunks) pmem::wait_hint();
     claim_.store(0, std::memory_order_relaxed);
     // every node written in epoch e is durable ...
     auto& c = commit();
