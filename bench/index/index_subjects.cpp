@@ -13,9 +13,10 @@
 //   tree-undo      the same durable tree with incll_options::external_only: the thesis's
 //                  external-logging-only variant ([NVM] ch. 3), every node's first change in
 //                  an epoch logs the whole node (6 lines written back, one pfence) before
-//                  the change; the same epochs and boundary. Its logs hold 16384 entries per
-//                  shard (a full log ends the epoch early, which would charge it extra
-//                  boundaries), tree-incll's the default 64 (only splits and conflicts use them).
+//                  the change; the same epochs and boundary. Its logs hold one entry per 32
+//                  arena nodes, 64 to 16,384 per shard (16,384 at --keys 1000000 and more: a
+//                  full log ends the epoch early, which would charge it extra boundaries),
+//                  tree-incll's the default 64 (only splits and conflicts use them).
 //
 // The tree is filled with prefill_key(i) -> i for i < initial_size, in increasing key order,
 // before any worker attaches (appends to the rightmost leaf leave full leaves, tree_split.cpp).
@@ -23,6 +24,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -54,9 +56,10 @@ public:
     explicit incll_holder(const subject_config& c)
         : path_((c.pool_dir.empty() ? std::filesystem::path("/dev/shm") : c.pool_dir) /
                 ((ExternalOnly ? "ferrite-bench-undo-" : "ferrite-bench-incll-") + std::to_string(::getpid()) + "-" + std::to_string(counter()++))),
-          bytes_(index::durable_tree::region_bytes(nodes_for(c), options())),
+          options_(options(nodes_for(c))),
+          bytes_(index::durable_tree::region_bytes(nodes_for(c), options_)),
           pool_(pmem::pool::create(path_, "ferrite-bench-incll", bytes_ + (4 << 20))) {
-        tree_ = index::durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_, options());
+        tree_ = index::durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_, options_);
     }
     ~incll_holder() {
         tree_.reset();
@@ -70,11 +73,13 @@ public:
     const index::durable_tree& get() const noexcept { return *tree_; }
 
 private:
-    static index::incll_options options() {
+    // tree-undo's logs: one entry per 32 arena nodes, 64 to 16,384 per shard (small trees, as
+    // the harness tests', get small logs).
+    static index::incll_options options(std::uint64_t nodes) {
         index::incll_options o;
         if (ExternalOnly) {
             o.external_only = true;
-            o.log_entries = 16384;
+            o.log_entries = static_cast<unsigned>(std::clamp<std::uint64_t>(nodes / 32, 64, 16384));
         }
         return o;
     }
@@ -89,6 +94,7 @@ private:
         return n;
     }
     std::filesystem::path path_;
+    index::incll_options options_;
     std::uint64_t bytes_;
     pmem::pool pool_;
     std::unique_ptr<index::durable_tree> tree_;
