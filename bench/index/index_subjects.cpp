@@ -10,6 +10,13 @@
 //   tree-incll     ferrite::index::durable_tree (index/durable_tree.hpp): the same tree with its
 //                  nodes in a scratch pool (root region sized from capacity_hint), InCLL's
 //                  undo words and external log, 64 ms epochs ended by the tree's ticker.
+//   tree-undo      the same durable tree with incll_options::external_only: the thesis's
+//                  external-logging-only variant ([NVM] ch. 3), every node's first change in
+//                  an epoch logs the whole node (6 lines written back, one pfence) before
+//                  the change; the same epochs and boundary. Its logs hold one entry per 32
+//                  arena nodes, 64 to 16,384 per shard (16,384 at --keys 1000000 and more: a
+//                  full log ends the epoch early, which would charge it extra boundaries),
+//                  tree-incll's the default 64 (only splits and conflicts use them).
 //
 // The tree is filled with prefill_key(i) -> i for i < initial_size, in increasing key order,
 // before any worker attaches (appends to the rightmost leaf leave full leaves, tree_split.cpp).
@@ -17,6 +24,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -41,14 +49,17 @@ struct volatile_holder {
 };
 
 // A scratch pool (removed at the end) whose root region holds the durable tree.
+// External_only: tree-undo's engine (the thesis's external-logging-only variant).
+template <bool ExternalOnly>
 class incll_holder {
 public:
     explicit incll_holder(const subject_config& c)
         : path_((c.pool_dir.empty() ? std::filesystem::path("/dev/shm") : c.pool_dir) /
-                ("ferrite-bench-incll-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))),
-          bytes_(index::durable_tree::region_bytes(nodes_for(c))),
+                ((ExternalOnly ? "ferrite-bench-undo-" : "ferrite-bench-incll-") + std::to_string(::getpid()) + "-" + std::to_string(counter()++))),
+          options_(options(nodes_for(c))),
+          bytes_(index::durable_tree::region_bytes(nodes_for(c), options_)),
           pool_(pmem::pool::create(path_, "ferrite-bench-incll", bytes_ + (4 << 20))) {
-        tree_ = index::durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_);
+        tree_ = index::durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_, options_);
     }
     ~incll_holder() {
         tree_.reset();
@@ -62,6 +73,16 @@ public:
     const index::durable_tree& get() const noexcept { return *tree_; }
 
 private:
+    // tree-undo's logs: one entry per 32 arena nodes, 64 to 16,384 per shard (small trees, as
+    // the harness tests', get small logs).
+    static index::incll_options options(std::uint64_t nodes) {
+        index::incll_options o;
+        if (ExternalOnly) {
+            o.external_only = true;
+            o.log_entries = static_cast<unsigned>(std::clamp<std::uint64_t>(nodes / 32, 64, 16384));
+        }
+        return o;
+    }
     // A leaf holds 8 to 14 keys after splits (14 after the ascending prefill): one node per 6
     // keys, plus interior nodes and each shard's reserve.
     static std::uint64_t nodes_for(const subject_config& c) {
@@ -73,6 +94,7 @@ private:
         return n;
     }
     std::filesystem::path path_;
+    index::incll_options options_;
     std::uint64_t bytes_;
     pmem::pool pool_;
     std::unique_ptr<index::durable_tree> tree_;
@@ -124,7 +146,13 @@ void register_index_subjects(std::vector<subject_kind>& out) {
                    "the same tree made durable by InCLL (index/durable_tree.hpp): in-line undo words, external "
                    "per-shard log, 64 ms user-space epochs, nodes in a scratch pool (issue 21)",
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder>>(c); },
+                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<false>>>(c); },
+                   op_family::keyed});
+    out.push_back({"tree-undo",
+                   "the same durable tree with external undo logging only (the thesis's variant without in-line "
+                   "words): each node's first change per 64 ms epoch logs the node (pwb, pfence) first (issue 21)",
+                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
+                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<true>>>(c); },
                    op_family::keyed});
 }
 

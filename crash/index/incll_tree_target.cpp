@@ -2,8 +2,9 @@
 // InCLL) with several writer threads, leaf and interior splits, root growth and epoch ends
 // in the middle of them.
 //
-// Setup (not observed): a region in the pool's root, a tree with 2 writer shards and small
-// external logs (a full log ends its epoch: that path runs too), preloaded with 112 keys so
+// Setup (not observed): a region in the pool's root, a tree with 2 writer shards, small
+// external logs (a full log ends its epoch: that path runs too) and write-back chunks of 3
+// nodes (a writer waiting through an epoch end writes back part of a shard's list), preloaded with 112 keys so
 // that the root is an interior node close to full and the run splits it and grows the root.
 // Thread t's operation i draws a key from (seed, t, i) in a range shared by all threads (so
 // they meet in leaves and splits) and inserts, assigns (half the values too wide for an
@@ -24,6 +25,10 @@
 // and the second life's keys are exactly what it wrote. Then the recovered tree must keep
 // working: inserts that split, erases, a sync, a clean reopen, all checked against the copy
 // continued.
+//
+// `undo-tree`: the same workload and checker over the external-logging-only engine
+// (incll_options::external_only, bench subject tree-undo): every change goes through the
+// external log, so its pwb/pfence sites (log entry, boundary, commit) are the ones mutated.
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -47,14 +52,16 @@ constexpr std::uint64_t key_range = 192;
 constexpr std::uint64_t arena_nodes = 160;
 constexpr std::uint64_t preload = 112;
 
-index::incll_options tree_options() {
+index::incll_options tree_options(bool external_only) {
     index::incll_options o;
     o.epoch_length = std::chrono::milliseconds(0);
     o.shards = 2;
     o.log_entries = 24;
+    o.write_back_chunk = 3;  // several chunks per shard: a waiting writer shares a busy shard
+    o.external_only = external_only;
     return o;
 }
-std::uint64_t region_bytes() { return durable_tree::region_bytes(arena_nodes, tree_options()); }
+std::uint64_t region_bytes() { return durable_tree::region_bytes(arena_nodes, tree_options(false)); }
 
 contents_map contents_of(const durable_tree& t) {
     contents_map m;
@@ -89,10 +96,10 @@ std::string first_difference(const contents_map& got, const contents_map& want) 
 
 class tree_workload final : public sim::workload {
 public:
-    tree_workload(pmem::pool& p, const sim::run_config& c)
-        : config_(c), progress_(c.threads), synced_(c.threads * c.ops_per_thread) {
+    tree_workload(pmem::pool& p, const sim::run_config& c, bool external_only)
+        : config_(c), external_only_(external_only), progress_(c.threads), synced_(c.threads * c.ops_per_thread) {
         region_ = static_cast<std::byte*>(p.root_bytes(region_bytes()));
-        auto o = tree_options();
+        auto o = tree_options(external_only_);
         o.before_commit = [this](std::uint64_t epoch) {
             auto m = contents_of(*tree_);
             std::lock_guard g(mutex_);
@@ -130,7 +137,7 @@ public:
     // it (the commit line it bumps, the rollback it fences) is crash-tested as well. Run
     // again on its own result, it converges: the second life's writes are idempotent.
     void recover(pmem::pool& image) const override {
-        auto o = tree_options();
+        auto o = tree_options(external_only_);
         o.lazy_recovery = config_.seed % 2 == 1;  // odd seeds lazy, even eager: both crash-tested
         auto* region = static_cast<std::byte*>(image.root_bytes(region_bytes()));
         auto t = durable_tree::open(region, region_bytes(), o);
@@ -157,7 +164,7 @@ public:
             for (std::uint64_t i = 4; i < at_crash[t].completed; i += 5)
                 at_least = std::max(at_least, synced_[t * config_.ops_per_thread + i].load(std::memory_order_acquire));
         auto* region = static_cast<std::byte*>(image.root_bytes(region_bytes()));
-        auto t = durable_tree::open(region, region_bytes(), tree_options());
+        auto t = durable_tree::open(region, region_bytes(), tree_options(external_only_));
         // The workload's keys must be the contents at the end of an epoch >= at_least (the
         // second life's commits renumber the state epoch, so the epoch is found by content);
         // the second life's keys exactly what it wrote.
@@ -192,7 +199,7 @@ public:
         }
         t->sync();
         t.reset();
-        auto u = durable_tree::open(region, region_bytes(), tree_options());
+        auto u = durable_tree::open(region, region_bytes(), tree_options(external_only_));
         const contents_map again = contents_of(*u);
         if (again != want) return "after recovery, new writes, sync and reopen: " + first_difference(again, want);
         return {};
@@ -200,6 +207,7 @@ public:
 
 private:
     sim::run_config config_;
+    bool external_only_;
     sim::op_progress progress_;
     std::vector<std::atomic<std::uint64_t>> synced_;  // per (thread, op): the epoch a sync() returned
     mutable std::mutex mutex_;
@@ -216,9 +224,23 @@ void register_incll_tree_target(sim::target_registry& r) {
             "incll-tree",
             "the durable Masstree-style tree (InCLL): writers on shared keys, leaf and interior splits, root growth, "
             "epoch ends by sync() and full logs; recovered contents must equal the end of an epoch >= every returned sync()",
-            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<tree_workload>(p, c); },
+            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<tree_workload>(p, c, false); },
             [](const sim::run_config&) { return region_bytes() + (64 << 10); })
             .with_mutation_scope({"src/index/", "include/ferrite/index/"})));
+    r.add(std::make_unique<sim::simple_target>(
+        sim::simple_target(
+            "undo-tree",
+            "the same tree and checker over external undo logging only (incll_options::external_only, bench "
+            "tree-undo): every node's first change per epoch is logged whole first",
+            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<tree_workload>(p, c, true); },
+            [](const sim::run_config&) { return region_bytes() + (64 << 10); })
+            // The engine's run-time sites. Recovery (incll_recovery.cpp) is shared with
+            // incll-tree, whose mutation kills all of its sites; here its last pfence (the
+            // commit line's) survives: a second life on the recovering thread fences its first
+            // log entry before any store, which makes that pwb durable too. It is still needed
+            // when another thread writes first, which this checker's one-thread second life
+            // cannot show; incll-tree's fence-free in-line words do.
+            .with_mutation_scope({"src/index/incll.cpp", "include/ferrite/index/"})));
 }
 
 }  // namespace ferrite::crash::index_targets

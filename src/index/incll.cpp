@@ -25,16 +25,6 @@ constexpr unsigned line_bit(unsigned line) noexcept { return 1u << line; }
 constexpr unsigned key_line(unsigned slot) noexcept { return line_bit(1 + slot / 8); }
 constexpr unsigned value_line(unsigned slot) noexcept { return line_bit(3 + slot / leaf::values_per_line); }
 
-// Waits through pmem::wait_hint (the crash simulator passes its token there).
-void spin_lock(std::atomic<std::uint32_t>& lock) noexcept {
-    for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
-        while (lock.load(std::memory_order_relaxed) != 0) {
-            pmem::wait_hint();
-            if (++spins % 64 == 0) std::this_thread::yield();
-        }
-    }
-}
-
 std::uint64_t& dirty_epoch_of(node_base* n) noexcept {
     return n->is_leaf() ? static_cast<leaf*>(n)->dirty_epoch : static_cast<interior*>(n)->dirty_epoch;
 }
@@ -53,6 +43,7 @@ permutation start_permutation(const leaf* l, std::uint64_t e) noexcept {
 incll::incll(std::byte* region, const incll_options& options)
     : region_(region), options_(options), geometry_(*reinterpret_cast<const layout::geometry*>(region)) {
     shards_ = std::make_unique<shard[]>(geometry_.shards);
+    chunk_start_.assign(geometry_.shards + 1, 0);
     auto* logs = reinterpret_cast<layout::log_entry*>(region_ + geometry_.logs_offset);
     for (std::uint64_t i = 0; i < geometry_.shards; ++i) shards_[i].log = logs + i * geometry_.log_entries;
     const std::uint64_t d = durable_epoch();
@@ -80,7 +71,54 @@ incll::shard& incll::mine() noexcept {
     return shards_[number % geometry_.shards];
 }
 
-void incll::lock_shard(shard& s) noexcept { spin_lock(s.lock); }
+void incll::lock_shard(shard& s) noexcept { lock_helping(s.lock); }
+
+// Waits through pmem::wait_hint (the crash simulator passes its token there), helping with an
+// open write-back while the lock is held by an epoch end.
+void incll::lock_helping(std::atomic<std::uint32_t>& lock) noexcept {
+    for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
+        while (lock.load(std::memory_order_relaxed) != 0) {
+            if (claim_.load(std::memory_order_relaxed) != 0) write_back_claimed(true);
+            pmem::wait_hint();
+            if (++spins % 64 == 0) std::this_thread::yield();
+        }
+    }
+}
+
+void incll::write_back_claimed(bool helper) noexcept {
+    std::uint64_t claimed = 0;
+    std::uint64_t nodes = 0;
+    std::uint64_t w = claim_.load(std::memory_order_acquire);
+    for (;;) {
+        // None open, or every chunk claimed (chunks_ is the open write-back's while w is current:
+        // the CAS below fails otherwise).
+        if (w == 0 || (w & chunk_mask) >= chunks_.load(std::memory_order_relaxed)) break;
+        if (!claim_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        // Chunk (w & chunk_mask) is this thread's: the dirty lists and chunk_start_ were filled
+        // under the shard locks the epoch's ender holds, before it opened the word this CAS read.
+        const std::uint64_t chunk = w & chunk_mask;
+        const std::uint64_t k = static_cast<std::uint64_t>(
+            std::upper_bound(chunk_start_.begin(), chunk_start_.end(), chunk) - chunk_start_.begin() - 1);
+        const shard& s = shards_[k];
+        const std::size_t from = (chunk - chunk_start_[k]) * chunk_nodes_;
+        const std::size_t to = std::min(s.dirty.size(), from + chunk_nodes_);
+        nodes += to - from;
+        for (std::size_t x = from; x < to; ++x) {
+            node_base* d = s.dirty[x];
+            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
+            const auto* base = reinterpret_cast<const std::byte*>(d);
+            for (unsigned line = 0; line < 5; ++line)
+                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
+        }
+        ++claimed;
+        w = claim_.load(std::memory_order_acquire);  // after the pwbs: a locked CAS here would wait for them
+    }
+    if (claimed == 0) return;
+    pmem::pfence();  // this thread's write-backs are durable before its chunks count as done
+    written_back_.fetch_add(nodes, std::memory_order_relaxed);
+    if (helper) helped_.fetch_add(claimed, std::memory_order_relaxed);
+    done_.fetch_add(claimed, std::memory_order_release);
+}
 
 incll::op_scope::op_scope(incll* e) : e_(e) {
     shard& s = e->mine();
@@ -129,6 +167,7 @@ void incll::log_node(node_base* n) noexcept {
 
 void incll::before_perm_store(leaf* l) {
     touch(l, line_bit(0));
+    if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (l->node_epoch.load(std::memory_order_relaxed) != e) {
@@ -140,6 +179,7 @@ void incll::before_perm_store(leaf* l) {
 
 void incll::before_slot_write(leaf* l, unsigned slot) {
     touch(l, key_line(slot) | value_line(slot));
+    if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (words::is_live(start_permutation(l, e), slot)) log_node(l);  // insert after remove
@@ -147,6 +187,7 @@ void incll::before_slot_write(leaf* l, unsigned slot) {
 
 void incll::before_value_store(leaf* l, unsigned slot) {
     touch(l, value_line(slot));
+    if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (!words::is_live(start_permutation(l, e), slot)) return;  // inserted in this epoch
@@ -213,7 +254,7 @@ interior* incll::make_interior(std::uint64_t version) noexcept {
 }
 
 std::uint64_t incll::sync() {
-    spin_lock(advance_);
+    lock_helping(advance_);  // a second sync() helps the one in progress
     const std::uint64_t n = geometry_.shards;
     for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);
     struct unlock_all {
@@ -229,15 +270,28 @@ std::uint64_t incll::sync() {
 
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (options_.before_commit) options_.before_commit(e);
-    for (std::uint64_t i = 0; i < n; ++i)
-        for (node_base* d : shards_[i].dirty) {
-            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
-            const auto* base = reinterpret_cast<const std::byte*>(d);
-            for (unsigned line = 0; line < 5; ++line)
-                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
-            written_back_.fetch_add(1, std::memory_order_relaxed);
-        }
-    pmem::pfence();  // every node written in epoch e is durable ...
+    // Open the write-back to the writers waiting on their shards, take part, and wait until
+    // every shard is written back and fenced by whoever claimed it. No locked instruction
+    // between one thread's pwbs: x86 orders clwb/clflushopt before a locked read-modify-write,
+    // so one per node (the statistics' counter, once) made each node's write-backs wait.
+    // The dirty lists are cut into chunks (of chunk_nodes_ nodes or more; fewer than 2^20 with
+    // at most 4096 shards) so that one busy shard is shared too (one writer: ticker and writer).
+    std::uint64_t most = 0;
+    for (std::uint64_t i = 0; i < n; ++i) most += shards_[i].dirty.size();
+    chunk_nodes_ = std::max<std::uint64_t>({std::uint64_t{1}, options_.write_back_chunk, most / 500000 + 1});
+    std::uint64_t chunks = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+        chunk_start_[i] = chunks;
+        chunks += (shards_[i].dirty.size() + chunk_nodes_ - 1) / chunk_nodes_;
+    }
+    chunk_start_[n] = chunks;
+    chunks_.store(chunks, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    claim_.store(e << chunk_bits, std::memory_order_release);
+    write_back_claimed(false);
+    while (done_.load(std::memory_order_acquire) != chunks) pmem::wait_hint();
+    claim_.store(0, std::memory_order_relaxed);
+    // every node written in epoch e is durable ...
     auto& c = commit();
     auto& slot = c.slots[e & 1];
     slot.root = offset_of(root_->load(std::memory_order_relaxed));
@@ -314,6 +368,7 @@ incll::stats incll::statistics() const noexcept {
     s.commits = commits_.load(std::memory_order_relaxed);
     s.nodes_written_back = written_back_.load(std::memory_order_relaxed);
     s.external_entries = external_.load(std::memory_order_relaxed);
+    s.shards_helped = helped_.load(std::memory_order_relaxed);
     return s;
 }
 

@@ -28,17 +28,21 @@ campaign_points() {
     # apiece in release, 12 under ASan): 30% (3,000 in release: 0 violations in 10,000 and in
     # 3,000 random moments when it landed); its mutation budget stays whole.
     kv-soft) n=$(( crashes * 30 / 100 )); [ "$n" -ge 50 ] || n=$(( crashes < 50 ? crashes : 50 )) ;;
+    # tree-undo's engine (issue 21's baseline): incll-tree's workload and checker over the
+    # external-log-only path, which incll-tree's campaign runs too (splits, inserts after
+    # removes, wide values): 30%.
+    undo-tree) n=$(( crashes * 30 / 100 )); [ "$n" -ge 50 ] || n=$(( crashes < 50 ? crashes : 50 )) ;;
   esac
   echo "$n"
 }
 # Crash points per switched-off site: MUTATION_CRASHES, or a share for targets whose every
-# site dies within a few hundred points (SOFT's die within 300 and kv-cpnvm's within 60: a
-# quarter keeps a margin; link-free's within 1,700 with the exchange-fenced epoch pins, 2,266
+# site dies within a few hundred points (SOFT's die within 300, kv-cpnvm's within 60 and
+# undo-tree's within 146: a quarter keeps a margin; link-free's within 1,700 with the exchange-fenced epoch pins, 2,266
 # with the asymmetric fence, whose reclamation timing changes the schedules: three quarters).
 mutation_points() {
   local n=$mutation_crashes
   case $1 in
-    soft-* | kv-cpnvm) n=$(( mutation_crashes / 4 )) ;;
+    soft-* | kv-cpnvm | undo-tree) n=$(( mutation_crashes / 4 )) ;;
     linkfree-*) n=$(( mutation_crashes * 3 / 4 )) ;;
   esac
   echo "$n"

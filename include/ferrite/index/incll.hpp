@@ -25,14 +25,22 @@
 //     rollback of the allocation counter.
 // Epoch boundary (sync(), or the ticker every epoch_length): every writer shard is locked
 // (writers hold their shard's lock for the whole operation, so none is between two stores),
-// the dirty nodes' written lines are written back (pwb), ONE pfence for all of them,
-// then the commit line (incll_layout.hpp) records the root, the arena counter and
+// the dirty nodes' written lines are written back (pwb) and fenced (pfence), then the commit
+// line (incll_layout.hpp) records the root, the arena counter and
 // durable_epoch := E, written back and fenced: two fences per epoch, none per operation.
 // With the no-write-back backend the pwbs cost nothing and the boundary is the two fences.
+// The write-back is shared: writers waiting on their shard locks claim chunks of the dirty
+// lists too (512+ nodes each, so one busy shard is shared as well), each writing back and
+// fencing what it claimed (one pfence per helper) before counting it done;
+// the commit waits for every shard to be counted, so each line's pwb and its thread's pfence
+// precede the commit line's store (the thesis's wbinvd runs on one core).
 // If the low 16 bits of the next epoch wrap, every leaf's value undo words are cleared
 // (written back, fenced) before it starts, so no stale word can alias a later epoch; lazy
 // recovery is finished first (incll_lazy.hpp), so no pending word is cleared unapplied.
 // An epoch in which nothing was written ends without any persistence instruction.
+// incll_options::external_only turns the in-line words off: every node's first change in an
+// epoch logs it whole (the thesis's external-logging-only variant, the tree-undo baseline);
+// same boundary, same recovery (the external log entries are all there is to roll back).
 //
 // Recovery (durable_tree.cpp, incll_recovery.cpp, incll_lazy.hpp): roll back every external
 // log entry of epoch D+1 (whole, by its checksum), then each leaf: node_epoch == D+1 restores
@@ -90,6 +98,14 @@ struct incll_options {
     // Open: recover each node at its first access (incll_lazy.hpp) rather than every node
     // before open returns.
     bool lazy_recovery = true;
+    // The thesis's external-logging-only variant ([NVM] ch. 3's comparison; bench subject
+    // tree-undo): no in-line undo words, every node's first change in an epoch copies it whole
+    // into the external log (write-back, pfence) first. The same epochs, boundary and recovery
+    // (a rollback of the log entries is all recovery has to do; the leaves' in-line words are
+    // never written, so they never match the failed epoch).
+    bool external_only = false;
+    // Dirty nodes per chunk of the epoch end's shared write-back (at least; 0 counts as 1).
+    unsigned write_back_chunk = 512;
     // Called at each epoch boundary with every writer quiesced, before the write-backs, with
     // the epoch that is ending (tests and the crash target snapshot the tree here).
     std::function<void(std::uint64_t)> before_commit;
@@ -162,6 +178,7 @@ public:
 
     struct stats {
         std::uint64_t commits = 0, nodes_written_back = 0, external_entries = 0;
+        std::uint64_t shards_helped = 0;  // dirty-list chunks written back by a waiting writer
     };
     stats statistics() const noexcept;
 
@@ -176,6 +193,11 @@ private:
     shard& mine() noexcept;
     void lock_shard(shard& s) noexcept;
     static void unlock_shard(shard& s) noexcept { s.lock.store(0, std::memory_order_release); }
+    // The boundary's write-back, shared by the thread that ends the epoch and the writers
+    // waiting on their shard locks: claims chunks of the dirty lists of the open write-back
+    // (claim_) one at a time, writes back their lines, fences its own write-backs, counts them.
+    void write_back_claimed(bool helper) noexcept;
+    void lock_helping(std::atomic<std::uint32_t>& lock) noexcept;
     // Puts n on the dirty list of the current epoch (first time) and notes the lines written.
     void touch(node_base* n, unsigned lines) noexcept;
     void log_node(node_base* n) noexcept;
@@ -199,8 +221,19 @@ private:
     // crash simulator runs one thread at a time and passes its token only at wait hints and
     // persistence events, so a thread blocked in a mutex would hold the token forever.
     std::atomic<std::uint32_t> advance_{0};
+    // The open write-back: (epoch << chunk_bits) | next chunk to claim; 0 when none is open. chunks_:
+    // its chunks, chunk_start_[k]: shard k's first chunk (chunk_nodes_ dirty nodes each),
+    // written by the ender before it opens claim_; done_: chunks written back and fenced.
+    static constexpr unsigned chunk_bits = 20;
+    static constexpr std::uint64_t chunk_mask = (std::uint64_t{1} << chunk_bits) - 1;
+    std::atomic<std::uint64_t> claim_{0};
+    std::atomic<std::uint64_t> chunks_{0};
+    std::atomic<std::uint64_t> done_{0};
+    std::uint64_t chunk_nodes_ = 1;
+    std::vector<std::uint64_t> chunk_start_;
     std::atomic<std::uint64_t> commits_{0}, written_back_{0};
     std::atomic<std::uint64_t> external_{0};
+    std::atomic<std::uint64_t> helped_{0};
     std::mutex ticker_mutex_;
     std::condition_variable ticker_cv_;
     bool ticker_stop_ = false;
