@@ -2,6 +2,7 @@
 #include "analysis.hpp"
 
 #include <cstdint>
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <map>
@@ -187,6 +188,11 @@ private:
         }
         const location at{base.object, *base.offset + field};
         if (base.stack) {
+            if (auto b = bound_.find(at); b != bound_.end()) {
+                place p = b->second;
+                p.skip |= base.skip;
+                return p;
+            }
             const llvm::Value* stored = nullptr;
             for (const auto& bb : fn_)
                 for (const auto& inst : bb)
@@ -270,6 +276,12 @@ private:
         const bool tracked = persistent(p);
         if (tracked && out != nullptr) check_publish_and_pair(e, p, span, inst, s, *out);
         if (tracked && (p.sentinel || p.durable)) annotated_.insert(&inst);
+        if (collect_ != nullptr && out != nullptr && p.offset && e.stored != nullptr &&
+            e.stored->getType()->isPointerTy())
+            if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object))
+                if (const place from = locate(e.stored); llvm::isa<llvm::Argument>(from.object))
+                    add_bind({into->getArgNo(), *p.offset, llvm::cast<llvm::Argument>(from.object)->getArgNo(),
+                              from.offset});
         const bool nt = e.kind == event_kind::nt_write;
         if (span) {
             for (std::int64_t l = span->first; l <= span->second; ++l) {
@@ -367,7 +379,23 @@ private:
 
     // A call to a summarised function (summary.hpp): its write-backs, its fence, its stores
     // still pending at its return.
+    void add_bind(const summary::bind& b) {
+        if (std::find(collect_->binds.begin(), collect_->binds.end(), b) == collect_->binds.end())
+            collect_->binds.push_back(b);
+    }
+
     void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
+        for (const auto& b : callee.binds) {
+            if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
+            const place into = locate(call.getArgOperand(b.into));
+            if (!into.offset) continue;
+            const place from = shifted(locate(call.getArgOperand(b.from)), b.offset);
+            bound_[{into.object, *into.offset + b.field}] = from;
+            if (collect_ != nullptr && out != nullptr && llvm::isa<llvm::Argument>(into.object) &&
+                llvm::isa<llvm::Argument>(from.object))
+                add_bind({llvm::cast<llvm::Argument>(into.object)->getArgNo(), *into.offset + b.field,
+                          llvm::cast<llvm::Argument>(from.object)->getArgNo(), from.offset});
+        }
         for (const auto& r : callee.flushes) {
             if (r.arg >= call.arg_size()) continue;
             const place p = target(call, r.arg, r.field, r.offset);
@@ -452,6 +480,7 @@ private:
     std::map<location, const llvm::Value*> canonical_at_;           // (object, offset) -> its value
     std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
     std::map<const llvm::Value*, location> field_of_;  // a canonical read -> the field it reads
+    std::map<location, place> bound_;  // a stack object's field -> the pointer a callee bound to it
     struct delete_value {
         void operator()(llvm::Instruction* i) const { i->deleteValue(); }
     };
@@ -477,7 +506,7 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
         const place p = place_of(ret->getReturnValue(), layout, through);
-        passthrough here{0, p.offset, std::nullopt};
+        passthrough here{0, p.offset, std::nullopt, p.skip};
         if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
@@ -493,8 +522,8 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
             out = here;
         else if (out->arg != here.arg || out->load != here.load)
             return std::nullopt;
-        else if (out->offset != here.offset)
-            out->offset.reset();
+        out->skip = out->skip && here.skip;
+        if (out->offset != here.offset) out->offset.reset();
     }
     return out;
 }

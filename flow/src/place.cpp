@@ -53,6 +53,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
             const llvm::Function* callee = call->getCalledFunction();
             const passthrough* p = callee != nullptr ? through(*callee) : nullptr;
             if (p != nullptr && p->arg < call->arg_size()) {
+                out.skip |= p->skip;  // a getter of a volatile field (`root(k)`: v_.work_roots[k])
                 if (p->offset)
                     offset += *p->offset;
                 else

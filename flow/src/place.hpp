@@ -52,6 +52,7 @@ struct passthrough {
     unsigned arg;
     std::optional<std::int64_t> offset;  // nullopt: not a constant
     std::optional<std::int64_t> load;    // the returned pointer is loaded from arg + *load
+    bool skip = false;                   // every return is a FERRITE_FLOW_SKIP field's address
 };
 using passthrough_of = llvm::function_ref<const passthrough*(const llvm::Function&)>;
 

@@ -23,7 +23,9 @@
 // written back): the caller maps them onto the object its own read of that field stands for
 // (place.hpp's canonical_of), or, if it has not read the field, onto one object that every
 // later read of the field (its own, or another callee's path) shares. Deeper paths
-// (arg.f.g) are dropped (a missed report, not a false one).
+// (arg.f.g) are dropped (a missed report, not a false one). A field of the caller's stack
+// (a lambda's captures, an std::atomic_ref) points where the caller, or a constructor it
+// called (bind, below), stored a pointer into it.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,18 @@ struct summary {
     std::vector<range> flushes;
     bool fences = false;  // a fence on every path, after the write-backs above
     std::vector<pending> pendings;
+    // The function stores its pointer argument `from` (plus offset) into the field at
+    // `field` of what argument `into` points to (a constructor binding a reference:
+    // std::atomic_ref's, a wrapper's): a caller whose stack object is `into` knows where a
+    // later access path into.field points (analysis.cpp's field_object).
+    struct bind {
+        unsigned into;
+        std::int64_t field;
+        unsigned from;
+        std::optional<std::int64_t> offset;
+        bool operator==(const bind&) const = default;
+    };
+    std::vector<bind> binds;
     std::optional<passthrough> returns;  // returns an argument plus an offset (place.hpp)
 };
 
