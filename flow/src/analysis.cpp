@@ -421,8 +421,10 @@ private:
             for (const auto& [loc, c] : s.d) {
                 const auto at = path_of(loc.first);
                 // A sentinel or durable field is the function's own to make durable: it is
-                // reported there (analyse_function), not handed to the caller.
-                if (c.value == dur::fence || !at || annotated_.count(c.origin) != 0) continue;
+                // reported there (analyse_function), not handed to the caller, unless it is
+                // written back and only the fence is left to the caller (below).
+                if (c.value == dur::fence || !at || (annotated_.count(c.origin) != 0 && c.value != dur::flush))
+                    continue;
                 collect_->pendings.push_back({at->arg, at->field,
                                               loc.second == unknown_line ? std::nullopt : std::optional<std::int64_t>(loc.second),
                                               c.value == dur::flush});
@@ -431,6 +433,9 @@ private:
         }
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence) continue;
+            // A helper (not a root) that writes a sentinel back and leaves the fence to its
+            // caller (persistent_vector_core::write_state): the caller's summary applies it.
+            if (!root_ && c.value == dur::flush && path_of(loc.first)) continue;
             out.push_back({pattern::durability, c.origin,
                            c.value == dur::write
                                ? std::string("store to persistent memory is not written back before the function returns")
