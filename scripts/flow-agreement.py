@@ -3,6 +3,7 @@
 
     scripts/flow-agreement.py [-B build/release] [--targets a,b,...] [--crashes 2000]
         [--jobs 2] [--max-units 3] [--json out.json] [--markdown out.md] [--ground-truth earlier.json]
+        [--sites REGEX]
 
 Ground truth: for every persistence site (pwb, pfence, psync, NT store) that
 `ferrite crashtest TARGET --mutate all` switches off, the crash simulator says whether the
@@ -195,6 +196,8 @@ def main():
     ap.add_argument("--max-units", type=int, default=3)
     ap.add_argument("--ground-truth", help="take the simulator's verdicts from an earlier --json output "
                     "instead of running the mutation campaigns (the tree must not have moved since)")
+    ap.add_argument("--sites", help="only the sites whose id (FILE:LINE:COL) matches this regular expression, "
+                    "and only their units' unmutated reports (fast iteration; the table is then not the full one)")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     a = ap.parse_args()
@@ -218,6 +221,9 @@ def main():
         sites, timings = ground_truth(cli, targets, a.crashes, a.jobs)
         t_mutation = time.monotonic() - t0
     print(f"mutation testing: {len(targets)} targets, {len(sites)} sites, {t_mutation:.0f} s", file=sys.stderr)
+    if a.sites:
+        sites = {k: v for k, v in sites.items() if re.search(a.sites, k)}
+        print(f"--sites {a.sites}: {len(sites)} sites", file=sys.stderr)
 
     headers = units_by_header(build)
     candidates = {sid: site_units(sid.rsplit(":", 2)[0], headers) for sid in sites}
@@ -312,6 +318,7 @@ def main():
         "contradicted": contradicted, "false_positive_rate": contradicted / (contradicted + confirmed)
         if contradicted + confirmed else None,
         "redundant_called_double_flush": sum(r.get("double_flush", False) for r in redundant),
+        "subset": a.sites,
     }
     if a.json:
         with open(a.json, "w") as f:
@@ -328,6 +335,8 @@ def markdown(s, rows):
     out = [f"Sites: {s['sites']} ({s['necessary']} necessary, {s['redundant']} redundant), "
            f"targets: {len(s['targets'])}, {s['crashes']} crash points per site.", "",
            "| site | kind | necessary | ferrite-flow reports its removal | new report(s) |", "|---|---|---|---|---|"]
+    if s.get("subset"):
+        out.insert(0, f"Subset: only the sites matching `{s['subset']}` (--sites), not the full table.\n")
     for r in sorted(rows, key=lambda r: r["id"]):
         note = r.get("note") or ", ".join(r["new"][:2]) + (" ..." if len(r["new"]) > 2 else "")
         out.append(f"| `{r['id']}` | {r['kind']} | {'yes' if r['killed'] else 'no'} | "

@@ -2,9 +2,11 @@
 #include "analysis.hpp"
 
 #include <cstdint>
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/IR/CFG.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
@@ -145,14 +148,97 @@ private:
             }
         }
         const llvm::Value* out = &read;
-        if (from && from->offset)
+        if (from && from->offset) {
             out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
+            field_of_.emplace(out, location{from->object, *from->offset});
+        }
         // What a volatile container owns is volatile: an element reached through a getter
         // of a FERRITE_FLOW_SKIP field (a std::vector's operator[]). A pointer loaded from
         // such a field may point into the pool: not skipped.
         if (from && from->skip && getter) skipped_.insert(out);
         canonical_of_[&read] = out;
         return out;
+    }
+
+    // The access path of an object seen from the function's caller (summary.hpp): an
+    // argument (field nullopt), or the object a pointer field of an argument points to.
+    struct path {
+        unsigned arg;
+        std::optional<std::int64_t> field;
+    };
+    std::optional<path> path_of(const llvm::Value* object) const {
+        if (const auto* a = llvm::dyn_cast<llvm::Argument>(object)) return path{a->getArgNo(), std::nullopt};
+        auto it = field_of_.find(object);
+        if (it == field_of_.end()) return std::nullopt;
+        const auto* a = llvm::dyn_cast<llvm::Argument>(it->second.first);
+        if (a == nullptr) return std::nullopt;
+        return path{a->getArgNo(), it->second.second};
+    }
+
+    // The object the pointer field at `at` (object, constant offset) points to, as the
+    // caller of a summary with an access path sees it: its read of the field if it has one,
+    // else one stand-in object that every later read of the field shares. A field of the
+    // function's stack (a lambda's captures, an argument pack) is the pointer stored into it,
+    // if one store does (else nothing: the place comes back on the stack, ignored).
+    place field_object(const place& base, std::int64_t field) {
+        place out;
+        if (!base.offset) {
+            out.stack = true;
+            return out;
+        }
+        const location at{base.object, *base.offset + field};
+        if (base.stack) {
+            if (auto b = bound_.find(at); b != bound_.end()) {
+                place p = b->second;
+                p.skip |= base.skip;
+                return p;
+            }
+            const llvm::Value* stored = nullptr;
+            for (const auto& bb : fn_)
+                for (const auto& inst : bb)
+                    if (const auto* st = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
+                        const place to = locate(st->getPointerOperand());
+                        if (to.object != at.first || to.offset != at.second) continue;
+                        if (stored != nullptr && stored != st->getValueOperand()) {
+                            out.stack = true;
+                            return out;
+                        }
+                        stored = st->getValueOperand();
+                    }
+            if (stored == nullptr || !stored->getType()->isPointerTy()) {
+                out.stack = true;
+                return out;
+            }
+            place p = locate(stored);
+            p.sentinel = p.durable = false;
+            p.skip |= base.skip;
+            return p;
+        }
+        auto it = canonical_at_.find(at);
+        if (it == canonical_at_.end()) {
+            auto* ty = llvm::PointerType::getUnqual(fn_.getContext());
+            standins_.emplace_back(new llvm::LoadInst(ty, llvm::PoisonValue::get(ty), "", false, llvm::Align(8),
+                                                      static_cast<llvm::Instruction*>(nullptr)));
+            it = canonical_at_.emplace(at, standins_.back().get()).first;
+            field_of_.emplace(it->second, at);
+        }
+        out.object = it->second;
+        out.offset = 0;
+        // What a volatile object's fields point to is volatile (a FERRITE_FLOW_SKIP
+        // std::vector's buffer), as for a getter of a skipped field (canonical()).
+        out.skip = base.skip || skipped_.count(it->second) != 0;
+        return out;
+    }
+
+    // Where a summary's (argument, field) lands in the caller, at `offset` from it.
+    place target(const llvm::CallBase& call, unsigned arg, std::optional<std::int64_t> field,
+                 std::optional<std::int64_t> offset) {
+        place base = locate(call.getArgOperand(arg));
+        if (field) {
+            base = field_object(base, *field);
+            if (base.stack || base.object == nullptr) return base;
+        }
+        return shifted(base, offset);
     }
 
     bool earlier(const llvm::Instruction* a, const llvm::Instruction* b) const {
@@ -190,6 +276,12 @@ private:
         const bool tracked = persistent(p);
         if (tracked && out != nullptr) check_publish_and_pair(e, p, span, inst, s, *out);
         if (tracked && (p.sentinel || p.durable)) annotated_.insert(&inst);
+        if (collect_ != nullptr && out != nullptr && p.offset && e.stored != nullptr &&
+            e.stored->getType()->isPointerTy())
+            if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object))
+                if (const place from = locate(e.stored); llvm::isa<llvm::Argument>(from.object))
+                    add_bind({into->getArgNo(), *p.offset, llvm::cast<llvm::Argument>(from.object)->getArgNo(),
+                              from.offset});
         const bool nt = e.kind == event_kind::nt_write;
         if (span) {
             for (std::int64_t l = span->first; l <= span->second; ++l) {
@@ -250,8 +342,7 @@ private:
     void flush_place(const place& p, std::optional<std::uint64_t> len, bool sync, const llvm::Instruction& inst,
                      state& s, std::vector<report>* out, bool double_flush) {
         if (collect_ != nullptr && out != nullptr)
-            if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object))
-                collect_->flushes.push_back({a->getArgNo(), p.offset, len, sync});
+            if (const auto at = path_of(p.object)) collect_->flushes.push_back({at->arg, at->field, p.offset, len, sync});
         const auto span = lines(p, len);
         auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
         for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
@@ -288,17 +379,34 @@ private:
 
     // A call to a summarised function (summary.hpp): its write-backs, its fence, its stores
     // still pending at its return.
+    void add_bind(const summary::bind& b) {
+        if (std::find(collect_->binds.begin(), collect_->binds.end(), b) == collect_->binds.end())
+            collect_->binds.push_back(b);
+    }
+
     void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
-        for (const auto& r : callee.flushes)
-            if (r.arg < call.arg_size())
-                flush_place(shifted(locate(call.getArgOperand(r.arg)), r.offset), r.len, r.sync, call, s, out,
-                            false);
+        for (const auto& b : callee.binds) {
+            if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
+            const place into = locate(call.getArgOperand(b.into));
+            if (!into.offset) continue;
+            const place from = shifted(locate(call.getArgOperand(b.from)), b.offset);
+            bound_[{into.object, *into.offset + b.field}] = from;
+            if (collect_ != nullptr && out != nullptr && llvm::isa<llvm::Argument>(into.object) &&
+                llvm::isa<llvm::Argument>(from.object))
+                add_bind({llvm::cast<llvm::Argument>(into.object)->getArgNo(), *into.offset + b.field,
+                          llvm::cast<llvm::Argument>(from.object)->getArgNo(), from.offset});
+        }
+        for (const auto& r : callee.flushes) {
+            if (r.arg >= call.arg_size()) continue;
+            const place p = target(call, r.arg, r.field, r.offset);
+            if (!p.stack && p.object != nullptr) flush_place(p, r.len, r.sync, call, s, out, false);
+        }
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
-            place p = shifted(locate(call.getArgOperand(pd.arg)),
-                              pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
-            if (p.stack) continue;
+            const place p = target(call, pd.arg, pd.field,
+                                   pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
+            if (p.stack || p.object == nullptr) continue;
             const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
             if (persistent(p) && p.sentinel && out != nullptr)  // an atomic's store() to a sentinel
                 check_pair(p, p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt, call, s, *out);
@@ -311,11 +419,13 @@ private:
         if (collect_ != nullptr) {  // a summary run: record, report nothing
             collect_->fences = collect_->fences && s.fenced;
             for (const auto& [loc, c] : s.d) {
-                const auto* a = llvm::dyn_cast<llvm::Argument>(loc.first);
+                const auto at = path_of(loc.first);
                 // A sentinel or durable field is the function's own to make durable: it is
-                // reported there (analyse_function), not handed to the caller.
-                if (c.value == dur::fence || a == nullptr || annotated_.count(c.origin) != 0) continue;
-                collect_->pendings.push_back({a->getArgNo(),
+                // reported there (analyse_function), not handed to the caller, unless it is
+                // written back and only the fence is left to the caller (below).
+                if (c.value == dur::fence || !at || (annotated_.count(c.origin) != 0 && c.value != dur::flush))
+                    continue;
+                collect_->pendings.push_back({at->arg, at->field,
                                               loc.second == unknown_line ? std::nullopt : std::optional<std::int64_t>(loc.second),
                                               c.value == dur::flush});
             }
@@ -323,6 +433,9 @@ private:
         }
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence) continue;
+            // A helper (not a root) that writes a sentinel back and leaves the fence to its
+            // caller (persistent_vector_core::write_state): the caller's summary applies it.
+            if (!root_ && c.value == dur::flush && path_of(loc.first)) continue;
             out.push_back({pattern::durability, c.origin,
                            c.value == dur::write
                                ? std::string("store to persistent memory is not written back before the function returns")
@@ -371,6 +484,12 @@ private:
     std::map<const llvm::Value*, const llvm::Value*> canonical_of_;  // memo of canonical()
     std::map<location, const llvm::Value*> canonical_at_;           // (object, offset) -> its value
     std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
+    std::map<const llvm::Value*, location> field_of_;  // a canonical read -> the field it reads
+    std::map<location, place> bound_;  // a stack object's field -> the pointer a callee bound to it
+    struct delete_value {
+        void operator()(llvm::Instruction* i) const { i->deleteValue(); }
+    };
+    std::vector<std::unique_ptr<llvm::Instruction, delete_value>> standins_;  // field_object's
     std::function<const llvm::Value*(const llvm::Value&)> canonical_ = [this](const llvm::Value& v) {
         return canonical(v);
     };
@@ -392,7 +511,7 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
         const place p = place_of(ret->getReturnValue(), layout, through);
-        passthrough here{0, p.offset, std::nullopt};
+        passthrough here{0, p.offset, std::nullopt, p.skip};
         if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
@@ -408,8 +527,8 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
             out = here;
         else if (out->arg != here.arg || out->load != here.load)
             return std::nullopt;
-        else if (out->offset != here.offset)
-            out->offset.reset();
+        out->skip = out->skip && here.skip;
+        if (out->offset != here.offset) out->offset.reset();
     }
     return out;
 }

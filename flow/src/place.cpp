@@ -22,6 +22,22 @@ const char* annotation_text(const llvm::Value* global_string) {
     return data->getAsCString().data();
 }
 
+namespace {
+
+// Memory the C++ runtime allocates (operator new, malloc, an exception object): DRAM, never
+// a pool, so counted as the function's own, like its stack. Placement new (_ZnwmPv) is not
+// among them: it returns its argument, a pool address.
+bool allocated(const llvm::Value* v) {
+    const auto* call = llvm::dyn_cast<llvm::CallBase>(v);
+    const llvm::Function* f = call != nullptr ? call->getCalledFunction() : nullptr;
+    if (f == nullptr) return false;
+    const llvm::StringRef name = f->getName();
+    return name == "_Znwm" || name == "_Znam" || name == "_ZnwmSt11align_val_t" || name == "_ZnamSt11align_val_t" ||
+           name == "malloc" || name == "calloc" || name == "realloc" || name == "__cxa_allocate_exception";
+}
+
+}  // namespace
+
 place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through,
                canonical_of canonical) {
     place out;
@@ -53,6 +69,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
             const llvm::Function* callee = call->getCalledFunction();
             const passthrough* p = callee != nullptr ? through(*callee) : nullptr;
             if (p != nullptr && p->arg < call->arg_size()) {
+                out.skip |= p->skip;  // a getter of a volatile field (`root(k)`: v_.work_roots[k])
                 if (p->offset)
                     offset += *p->offset;
                 else
@@ -92,7 +109,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
     // The function's own stack, or the result object it returns (sret): a value, not memory
     // the function persists.
     const auto* arg = llvm::dyn_cast<llvm::Argument>(v);
-    out.stack = llvm::isa<llvm::AllocaInst>(v) || (arg != nullptr && arg->hasStructRetAttr());
+    out.stack = llvm::isa<llvm::AllocaInst>(v) || (arg != nullptr && arg->hasStructRetAttr()) || allocated(v);
     out.global = llvm::isa<llvm::GlobalValue>(v);
     return out;
 }

@@ -12,7 +12,8 @@
 // and a misaligned one only shifts which bytes share a line). A variable index loses the
 // offset: the place is then "somewhere in the object" (line unknown); so does a loop's
 // cursor (a phi: the object its entry value points into). The result object of a
-// function returning by value (sret) counts as its stack. A pointer field read
+// function returning by value (sret) counts as its stack, and so does what operator new,
+// malloc and __cxa_allocate_exception return (DRAM: a thrown exception's message). A pointer field read
 // twice in one function gives one object: a field re-pointed between the two reads is
 // taken for the same object (a missed report, not a false one).
 #pragma once
@@ -52,6 +53,7 @@ struct passthrough {
     unsigned arg;
     std::optional<std::int64_t> offset;  // nullopt: not a constant
     std::optional<std::int64_t> load;    // the returned pointer is loaded from arg + *load
+    bool skip = false;                   // every return is a FERRITE_FLOW_SKIP field's address
 };
 using passthrough_of = llvm::function_ref<const passthrough*(const llvm::Function&)>;
 

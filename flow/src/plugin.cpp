@@ -9,7 +9,8 @@
 // (they are the instructions events.hpp names, and their flushes of whole ranges are their job). The driver
 // (flow/ferrite-flow.in) runs it as `opt -load-pass-plugin=... -passes=...,ferrite-flow`.
 // It changes no IR. With FERRITE_FLOW_FUNCTIONS=PATH it also appends the functions it saw
-// to PATH (list_functions).
+// to PATH (list_functions); with FERRITE_FLOW_SUMMARIES=1 it prints each non-empty summary
+// to stderr (debugging the analysis: print_summary).
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -56,8 +57,19 @@ annotated read_annotations(const llvm::Module& m) {
     return a;
 }
 
+// The standard library's reference counts (std::shared_ptr's control block, reached from a
+// shared_ptr field: a pool_ref copied) live on the heap, never in a pool: their code has no
+// effect on persistent memory, as if it were FERRITE_FLOW_SKIP.
+bool volatile_by_name(const llvm::Function& f) {
+    const std::string name = llvm::demangle(f.getName().str());
+    for (const std::string_view prefix : {"std::_Sp_counted_base", "std::__shared_count", "std::__weak_count",
+                                          "__gnu_cxx::__exchange_and_add", "__gnu_cxx::__atomic_add"})
+        if (std::string_view(name).substr(0, prefix.size()) == prefix) return true;
+    return false;
+}
+
 bool summarised(const llvm::Function& f, const annotated& a) {
-    return !f.isDeclaration() && a.skipped.count(&f) == 0;
+    return !f.isDeclaration() && a.skipped.count(&f) == 0 && !volatile_by_name(f);
 }
 
 // The primitives' own code (ferrite/pmem/primitives.hpp and its slow paths): by file, so
@@ -102,6 +114,29 @@ void list_functions(const llvm::Module& m, const std::vector<const llvm::Functio
                    "\n");
 }
 
+// One line per summary with an effect: flushes (arg[.field]+offset/len), fence, pendings.
+void print_summary(const llvm::Function& f, const summary& s) {
+    if (s.flushes.empty() && s.pendings.empty() && !s.fences) return;
+    auto& os = llvm::errs();
+    os << llvm::demangle(f.getName().str()) << ":";
+    const auto path = [&](unsigned arg, const std::optional<std::int64_t>& field) {
+        os << " a" << arg;
+        if (field) os << "." << *field;
+    };
+    for (const auto& r : s.flushes) {
+        os << " flush";
+        path(r.arg, r.field);
+        os << "+" << (r.offset ? std::to_string(*r.offset) : "?") << "/" << (r.len ? std::to_string(*r.len) : "?");
+    }
+    if (s.fences) os << " fence";
+    for (const auto& p : s.pendings) {
+        os << (p.written_back ? " flushed" : " written");
+        path(p.arg, p.field);
+        os << "@" << (p.line ? std::to_string(*p.line) : "?");
+    }
+    os << "\n";
+}
+
 struct flow_pass : llvm::PassInfoMixin<flow_pass> {
     llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&) {
         const annotated a = read_annotations(m);
@@ -111,6 +146,8 @@ struct flow_pass : llvm::PassInfoMixin<flow_pass> {
         summaries known;
         for (const llvm::Function* f : order)
             if (summarised(*f, a)) known.emplace(f, summarise_function(*f, known));
+        if (const char* dump = std::getenv("FERRITE_FLOW_SUMMARIES"); dump != nullptr && *dump == '1')
+            for (const auto& [f, s] : known) print_summary(*f, s);
         std::vector<report> reports;
         for (const llvm::Function* f : order)
             if (reported(*f, a)) analyse_function(*f, a.roots.count(f) != 0, known, reports);

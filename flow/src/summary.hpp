@@ -17,6 +17,15 @@
 // double flushes in the caller. A function that returns one of its pointer arguments (plus
 // an offset) is followed through by place_of, so a store through an accessor's result is a
 // store to the caller's object.
+//
+// Access paths: the write-backs and pending stores are also those in the object a pointer
+// field of an argument points to (arg.field, one level: `n->next->key = k`, `log.region_`
+// written back): the caller maps them onto the object its own read of that field stands for
+// (place.hpp's canonical_of), or, if it has not read the field, onto one object that every
+// later read of the field (its own, or another callee's path) shares. Deeper paths
+// (arg.f.g) are dropped (a missed report, not a false one). A field of the caller's stack
+// (a lambda's captures, an std::atomic_ref) points where the caller, or a constructor it
+// called (bind, below), stored a pointer into it.
 #pragma once
 
 #include <cstdint>
@@ -28,20 +37,37 @@
 namespace ferrite::flow {
 
 struct summary {
+    // `field`: the access path arg.field (summarise_function): the range or store is in the
+    // object a pointer field of the argument points to, the field at that constant offset
+    // from what the argument points to; nullopt: in what the argument itself points to.
     struct range {
         unsigned arg;                        // the pointer argument's index
-        std::optional<std::int64_t> offset;  // from what the argument points to
+        std::optional<std::int64_t> field;
+        std::optional<std::int64_t> offset;  // from what the argument (or its field) points to
         std::optional<std::uint64_t> len;
         bool sync;  // clflush: the line is at Fence at once
     };
     struct pending {
         unsigned arg;
+        std::optional<std::int64_t> field;
         std::optional<std::int64_t> line;  // line of the argument's object; nullopt: unknown
         bool written_back;                 // Flush (true) or Write (false) at the return
     };  // (a sentinel or durable field's store is the callee's own: not handed on)
     std::vector<range> flushes;
     bool fences = false;  // a fence on every path, after the write-backs above
     std::vector<pending> pendings;
+    // The function stores its pointer argument `from` (plus offset) into the field at
+    // `field` of what argument `into` points to (a constructor binding a reference:
+    // std::atomic_ref's, a wrapper's): a caller whose stack object is `into` knows where a
+    // later access path into.field points (analysis.cpp's field_object).
+    struct bind {
+        unsigned into;
+        std::int64_t field;
+        unsigned from;
+        std::optional<std::int64_t> offset;
+        bool operator==(const bind&) const = default;
+    };
+    std::vector<bind> binds;
     std::optional<passthrough> returns;  // returns an argument plus an offset (place.hpp)
 };
 

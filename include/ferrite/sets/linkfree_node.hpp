@@ -85,8 +85,8 @@ struct alignas(node_size) linkfree_node {
 
     std::uint8_t v1;
     std::uint8_t v2;
-    std::uint8_t insert_flushed;
-    std::uint8_t delete_flushed;
+    std::uint8_t insert_flushed FERRITE_FLOW_SKIP;  // hints: a lost flag costs one more write-back
+    std::uint8_t delete_flushed FERRITE_FLOW_SKIP;
     std::uint32_t pad;
     std::uintptr_t next;
     std::uint64_t so_key;

@@ -141,7 +141,7 @@ inline constexpr bool dead(std::uintptr_t s) noexcept { return s == deleted || s
 // nothing else, live four to a line in the bucket directory (split_order.hpp,
 // inline_directory). The default is a directory slot whose bucket is not initialised.
 struct link {
-    std::atomic<std::uintptr_t> next;  // successor | sentinel_tag | state (low 3 bits)
+    std::atomic<std::uintptr_t> next FERRITE_FLOW_SKIP;  // DRAM, as the list: successor | sentinel_tag | state
     std::uint64_t so_key;              // a sentinel's is even, a regular node's odd
     constexpr link() noexcept : next(sentinel_blank), so_key(0) {}
     constexpr link(std::uintptr_t w, std::uint64_t so) noexcept : next(w), so_key(so) {}
