@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ferrite/containers/dfc_kinds.hpp"
+#include "ferrite/containers/dpfc_kinds.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
 #include "ferrite/containers/program_image.hpp"
 #include "ferrite/containers/sets_kind.hpp"
@@ -25,6 +26,8 @@ const kind_ops* const kinds[] = {
     &durable_set_kind,  // 8
     &durable_map_kind,  // 9
     &program_image_kind,  // 10
+    &dpfc_stack_kind,     // 11
+    &dpfc_queue_kind,     // 12
 };
 
 }  // namespace
