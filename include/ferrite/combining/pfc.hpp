@@ -61,30 +61,6 @@ public:
     response apply(const request& r) {
         const auto before = pmem::thread_counters();
         pmem::counters in_pass{};  // what this thread's own pass issued, if it combined
-        if (!lock_.is_locked() && lock_.try_lock()) {
-            // Uncontended: this thread combines at once. If the list holds no publication
-            // but its own, the pass would serve exactly this request: run it from the stack
-            // (no publication written, no list walked, no batch built).
-            ++passes_;
-            node* head = head_.load(std::memory_order_acquire);
-            node* mine = nullptr;
-            response out;
-            if (head == nullptr || (head->next.load(std::memory_order_acquire) == nullptr && head == (mine = my_node()))) {
-                out = solo_pass(r, in_pass);
-            } else {  // others are linked: publish, then combine the list as a combiner does
-                if (mine == nullptr) mine = my_node();
-                mine->pub.op.request = r;
-                mine->pub.state.store(pub_state::pending, std::memory_order_release);
-                maybe_insert(mine);
-                in_pass = combine_list();
-                if (passes_ % CleanupEvery == 0) cleanup();
-                out = mine->pub.op.response;
-                mine->pub.state.store(pub_state::idle, std::memory_order_relaxed);
-            }
-            lock_.unlock();
-            stats_.after_operation(pmem::thread_counters() - before, in_pass);
-            return out;
-        }
         node* mine = my_node();
         mine->pub.op.request = r;
         mine->pub.state.store(pub_state::pending, std::memory_order_release);
@@ -143,19 +119,6 @@ private:
         node* h = head_.load(std::memory_order_relaxed);
         do n->next.store(h, std::memory_order_relaxed);
         while (!head_.compare_exchange_weak(h, n, std::memory_order_release, std::memory_order_relaxed));
-    }
-
-    // The pass of a combiner alone in the list (see apply): one request, served from the
-    // stack. Linearization and persistence are combine_list's: the structure applies it
-    // (LP) and returns after the pass's pfence (PP); only then does apply return.
-    response solo_pass(const request& r, pmem::counters& in_pass) noexcept {
-        slot<request, response> one{r, {}};
-        slot<request, response>* ops[] = {&one};
-        const auto before = pmem::thread_counters();
-        structure_.combine(std::span<slot<request, response>*>(ops));  // PP: durable when this returns
-        in_pass = pmem::thread_counters() - before;
-        stats_.on_pass(1, in_pass);
-        return one.response;
     }
 
     // Returns the pass's persistence instructions.

@@ -174,8 +174,7 @@ public:
 
     persistent_vector_core(const pmem::pool_ref& pool, Heap& heap, vector_header* h, vector_options opts = {},
                            Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)),
-          cur_(vector_current(*h)), epoch_(h->state[cur_].epoch), size_(h->state[cur_].size), redo_(h->state[cur_].redo) {}
+        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     // Validates first (for elements of T): a damaged header throws before anything is written.
@@ -196,7 +195,7 @@ public:
                 case vector_op::capacity: r = {true, {}, h_->capacity}; trace_.applied(s->request, r); break;
                 case vector_op::get:
                     r = {s->request.a < size(), {}, 0};
-                    if (r.ok) r.value = element(s->request.a);
+                    if (r.ok) r.value = data()[s->request.a];
                     trace_.applied(s->request, r);
                     break;
                 case vector_op::push_back: pushes_.push_back(s); break;
@@ -223,7 +222,7 @@ public:
     }
 
     // Sequential view (single-threaded use, e.g. after recovery).
-    std::uint64_t size() const noexcept { return size_; }  // the state's, mirrored (see write_state)
+    std::uint64_t size() const noexcept { return vector_size(*h_); }
     std::uint64_t capacity() const noexcept { return h_->capacity; }
     const T* data() const noexcept { return array(pool_, h_); }
     T* data() noexcept { return array(pool_, h_); }
@@ -281,7 +280,7 @@ private:
             }
             if (logged > 0) {
                 // Stale redo values would be copied over the swapped elements at recovery.
-                if (redo_ != 0) write_state(size, {});
+                if (h_->state[vector_current(*h_)].redo != 0) write_state(size, {});
                 pmem::pfence();  // PP: the undo entries (and the record) are durable before the tag names them
                 h_->log_entries = logged;
                 h_->log_tag = vector_log_tag::swap;  // same line as the count: persists no earlier
@@ -295,8 +294,6 @@ private:
                 trace_.applied(rq, s.response);
                 if (s.response.ok) {
                     std::swap(d[rq.a], d[rq.b]);  // LP
-                    forget(rq.a);
-                    forget(rq.b);
                     pmem::pwb_range_pair(&d[rq.a], &d[rq.b], sizeof(T));
                 }
             }
@@ -371,10 +368,7 @@ private:
             trace_.applied(pushes[i]->request, pushes[i]->response);
         }
         values_.clear();
-        for (std::size_t i = 0; i < n; ++i) {
-            values_.push_back(pushes[i]->request.value);
-            remember(size + i, pushes[i]->request.value);
-        }
+        for (std::size_t i = 0; i < n; ++i) values_.push_back(pushes[i]->request.value);
         T* const at = data() + size;
         if (n <= redo_room && opts_.one_fence) {
             write_state(size + n, values_);  // LP of the pushes; the record carries their values
@@ -394,7 +388,7 @@ private:
         const T* d = data();
         for (std::size_t i = 0; i < pops.size(); ++i) {
             pops[i]->response = {i < n, {}, 0};
-            if (i < n) pops[i]->response.value = element(size - 1 - i, d);
+            if (i < n) pops[i]->response.value = d[size - 1 - i];
             trace_.applied(pops[i]->request, pops[i]->response);
         }
         write_state(size - n, {});  // LP of the pops
@@ -404,42 +398,15 @@ private:
     // Write the state record that is not the state: {size, redo = the pushes' values}, then,
     // in the same line and stored last, the next epoch; pwb. The caller's pfence commits it.
     void write_state(std::uint64_t size, std::span<const T> redo) noexcept {
-        const auto cur = cur_;
+        const auto cur = vector_current(*h_);
         auto& next = h_->state[1 - cur];
         next.size = size;
         next.redo = redo.size();
         if (!redo.empty()) std::memcpy(next.redo_values, redo.data(), redo.size_bytes());
         // Stored after the rest of the line: the epoch persists no earlier than the record.
         std::atomic_signal_fence(std::memory_order_release);
-        next.epoch = epoch_ + 1;  // commit point once durable
+        next.epoch = h_->state[cur].epoch + 1;  // commit point once durable
         pmem::pwb(&next);
-        cur_ = 1 - cur;
-        epoch_ += 1;
-        size_ = size;
-        redo_ = redo.size();
-    }
-
-    // The recently pushed elements, mirrored in DRAM (index + 1, value; 0: empty), so that a
-    // pop or get of an element pushed a few passes earlier need not read back a line the
-    // pass wrote back (a pwb may evict it: AMD's clwb does). Elements change only through
-    // pushes (remembered) and swaps (forgotten); a pop leaves the slot, whose index the
-    // next push at that index overwrites. Volatile and the combiner's alone.
-    static constexpr std::size_t recent_slots = 8;
-    struct recent_element {
-        std::uint64_t index_plus_one = 0;
-        T value{};
-    };
-    void remember(std::uint64_t i, const T& v) noexcept { recent_[i % recent_slots] = {i + 1, v}; }
-    void forget(std::uint64_t i) noexcept {
-        if (recent_[i % recent_slots].index_plus_one == i + 1) recent_[i % recent_slots].index_plus_one = 0;
-    }
-    T element(std::uint64_t i, const T* d) const noexcept {
-        const auto& r = recent_[i % recent_slots];
-        return r.index_plus_one == i + 1 ? r.value : d[i];
-    }
-    T element(std::uint64_t i) const noexcept {
-        const auto& r = recent_[i % recent_slots];
-        return r.index_plus_one == i + 1 ? r.value : data()[i];
     }
 
     static constexpr std::uint64_t redo_room = vector_redo_room(sizeof(T), alignof(T));
@@ -451,10 +418,6 @@ private:
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> pushes_ FERRITE_FLOW_SKIP, pops_ FERRITE_FLOW_SKIP, swaps_ FERRITE_FLOW_SKIP;  // combiner's scratch
     std::vector<T> values_ FERRITE_FLOW_SKIP;
-    // The state record's fields, mirrored in DRAM (the combiner alone writes the records:
-    // write_state updates both), so that a pass reads no line an earlier pass wrote back.
-    std::uint64_t cur_ FERRITE_FLOW_SKIP, epoch_ FERRITE_FLOW_SKIP, size_ FERRITE_FLOW_SKIP, redo_ FERRITE_FLOW_SKIP;
-    recent_element recent_[recent_slots] FERRITE_FLOW_SKIP{};
 };
 
 }  // namespace ferrite::containers
