@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ferrite/containers/dfc_kinds.hpp"
+#include "ferrite/containers/dpfc_kinds.hpp"
 #include "ferrite/containers/ordered_map_kind.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
 #include "ferrite/containers/program_image.hpp"
@@ -27,6 +28,8 @@ const kind_ops* const kinds[] = {
     &durable_map_kind,  // 9
     &program_image_kind,  // 10
     &ordered_map_kind,    // 11
+    &dpfc_stack_kind,     // 12
+    &dpfc_queue_kind,     // 13
 };
 
 }  // namespace

@@ -337,6 +337,16 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop, f
             auto x = names.open<pfc_deque>("pfc-deque");
             pop ? (void)x->pop_front() : (void)x->push_back(1);
         });
+        open_and_use("dpfc-stack", v, [&] {
+            auto x = names.open<dpfc_stack_u64>("dpfc-stack", 1);
+            (void)x->recover(t);
+            pop ? (void)x->pop(t) : (void)x->push(t, 1);
+        });
+        open_and_use("dpfc-queue", v, [&] {
+            auto x = names.open<dpfc_queue_u64>("dpfc-queue", 1);
+            (void)x->recover(t);
+            pop ? (void)x->dequeue(t) : (void)x->enqueue(t, 1);
+        });
         // The durable sets: every key visited (the scan reads each member node), then an
         // update (an erase on odd cases, else an upsert / insert).
         open_and_use("smap", v, [&] {

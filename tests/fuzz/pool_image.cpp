@@ -72,6 +72,8 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     auto ps = names.open<pfc_stack>("pfc-stack", 4);
     auto pq = names.open<pfc_queue>("pfc-queue", 4);
     auto pd = names.open<pfc_deque>("pfc-deque", 4);
+    auto dps = names.open<dpfc_stack_u64>("dpfc-stack", 2, 16);  // full after 16 pushes: `full` answers
+    auto dpq = names.open<dpfc_queue_u64>("dpfc-queue", 2, 16);  // the ring wraps
     auto sm = names.open<soft_map>("smap", small_areas());
     auto ls = names.open<linkfree_set>("lfset", small_areas());
     auto om = names.open<omap>("omap", small_tree());
@@ -111,12 +113,16 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
         (void)f->push_back(static_cast<double>(i) * 0.5);
         (void)t->push_back({i, static_cast<double>(i) * 1.5, static_cast<std::uint32_t>(i)});
         (void)st->push(0, i);
+        (void)dps->push(i % 2, i);
+        (void)dpq->enqueue(i % 2, i);
         (void)q->enqueue(0, i);
         (void)(i % 2 ? dq->push_back(0, i) : dq->push_front(0, i));
         if (i % 3 == 2) {
             (void)u->pop_back();
             (void)t->pop_back();
             (void)st->pop(0);
+            (void)dps->pop(1);
+            (void)dpq->dequeue(0);
             (void)q->dequeue(0);
             (void)(i % 2 ? dq->pop_front(0) : dq->pop_back(0));
             (void)ps->pop();
@@ -305,6 +311,16 @@ void find_regions(image& im, const fs::path& dir) {
                 h.replace_data != h.data)
                 data.ranges.push_back({h.replace_data, std::max<u64>(heap.block_size(base + h.replace_data), 8)});
             if (!data.ranges.empty()) rs.push_back(data);
+        } else if (is_kind<dpfc_stack_u64>(e) || is_kind<dpfc_queue_u64>(e)) {
+            namespace c = ferrite::containers;
+            const u64 threads = word(anchor + offsetof(c::dpfc_header, threads));
+            const u64 capacity = word(anchor + offsetof(c::dpfc_header, capacity));
+            const u64 results = c::dpfc_region::results_offset;
+            rs.push_back({kind + " " + name + " header", owner::vector, {{anchor, 64}}});
+            rs.push_back({kind + " " + name + " state records", owner::vector, {{anchor + 64, 128}}});
+            rs.push_back({kind + " " + name + " results", owner::vector, {{anchor + results, threads * 64}}});
+            rs.push_back({kind + " " + name + " data", owner::vector, {{anchor + results + threads * 64, capacity * 8}}});
+            for (const u64 v : {threads, threads + 1, capacity, capacity + 1}) offsets.insert(v);
         } else if (is_kind<soft_map>(e) || is_kind<linkfree_set>(e)) {
             sets_regions(kind + " " + name, p, heap, anchor, block, rs, offsets);
         } else if (is_kind<omap>(e)) {  // the tree's region (index/incll_layout.hpp)

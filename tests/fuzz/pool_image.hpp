@@ -2,7 +2,7 @@
 //
 // build_images() makes, once per run, one ferrite::store on /dev/shm holding every kind of
 // named object the catalog knows: vector<uint64_t>, vector<double>, a vector of a tagged
-// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue, dfc_deque, the PFC stack,
+// user struct (FERRITE_PERSISTENT_TYPE), dfc_stack, dfc_queue, dfc_deque, dpfc_stack, dpfc_queue, the PFC stack,
 // queue and deque, a SOFT durable_map and a link-free durable_set (hash layouts, 4 KiB
 // areas: erased and superseded nodes among the live ones), a CpNvm program_image (8 KiB,
 // one 4 KiB log, checkpointed every round: crash images fall inside its checkpoints, with
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ferrite/alloc/name_directory.hpp"
+#include "ferrite/containers/dpfc_kinds.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"
 #include "ferrite/containers/ordered_map_kind.hpp"
 #include "ferrite/containers/sets_kind.hpp"
@@ -41,6 +42,8 @@ namespace ferrite_fuzz {
 using pfc_stack = ferrite::stack<std::uint64_t, ferrite::alloc::buddy_heap>;
 using pfc_queue = ferrite::queue<std::uint64_t, ferrite::alloc::buddy_heap>;
 using pfc_deque = ferrite::deque<std::uint64_t, ferrite::alloc::buddy_heap>;
+using dpfc_stack_u64 = ferrite::dpfc_stack<std::uint64_t>;
+using dpfc_queue_u64 = ferrite::dpfc_queue<std::uint64_t>;
 using soft_map = ferrite::durable_map<std::uint64_t, std::uint64_t, ferrite::use_soft>;
 using linkfree_set = ferrite::durable_set<std::uint64_t, ferrite::use_link_free>;
 using omap = ferrite::ordered_map<std::uint64_t, std::uint64_t>;

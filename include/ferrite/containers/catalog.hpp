@@ -52,6 +52,7 @@
 #include "ferrite/alloc/name_directory.hpp"
 #include "ferrite/alloc/spin_lock.hpp"
 #include "ferrite/containers/dfc_kinds.hpp"
+#include "ferrite/containers/dpfc_kinds.hpp"
 #include "ferrite/containers/object_kinds.hpp"
 #include "ferrite/containers/ordered_map_kind.hpp"
 #include "ferrite/containers/pfc_kinds.hpp"

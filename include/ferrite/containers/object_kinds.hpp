@@ -15,7 +15,8 @@
 // Ids are on the media: never renumber or reuse one. In use (registered_kinds.cpp is the
 // authority, and a unit test checks that ids and names are unique):
 //   1 vector, 2 dfc_stack, 3 dfc_queue, 4 dfc_deque, 5 stack, 6 queue, 7 deque,
-//   8 durable_set, 9 durable_map, 10 program_image, 11 ordered_map.
+//   8 durable_set, 9 durable_map, 10 program_image, 11 ordered_map, 12 dpfc_stack,
+//   13 dpfc_queue.
 // An entry whose id no registered kind has (a pool from a newer ferrite) is
 // pool_error(unknown_kind), never opened as something else.
 //

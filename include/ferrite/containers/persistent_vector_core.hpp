@@ -8,12 +8,17 @@
 //      written back, one pfence, the log is cleared (tag = NOP);
 //   3. push/pop pairs are eliminated: the pop returns the pushed value, memory is untouched;
 //   4. reserve, then the remaining pushes: the array grows if needed (REPLACE, below), the
-//      state record the larger epoch does not name gets {size + n, redo = n, the n values}
-//      and, stored last, epoch + 1, pwb of its line; the values are written after `size`
-//      with stores + pwb; ONE pfence (PP: the pushes are durable). More pushes than the record's redo room (vector_redo_room: 5 elements of 8
+//      state record the larger epoch does not name gets {size + n, redo = the c deferred
+//      elements below `size` and the n values}, and, stored last, epoch + 1, pwb of its
+//      line; the deferred elements' lines are written back (pwb), the n values stored after
+//      `size` through the cache and NOT written back: they become the deferred ones, held by
+//      this record until the next pass that keeps them writes their lines back; ONE pfence
+//      (PP: the pushes are durable). More pushes than the record's redo room (vector_redo_room: 5 elements of 8
 //      bytes) put a pfence between the values and a record without redo (two fences);
-//   5. the remaining pops: a record {max(0, size - n), redo 0}, epoch last, pwb, pfence
-//      (PP), elements handed out.
+//   5. the remaining pops: a record {max(0, size - n), redo = the deferred elements still
+//      below the new size}, epoch last, pwb, those elements' lines pwb, pfence (PP), elements
+//      handed out. A deferred element popped is never written back (1 pwb per operation at
+//      one thread on push-pop, not 1.5: the record's line alone).
 // A pass of pushes or of pops costs one pfence (two past the redo room, whose values go by
 // non-temporal stores, or stores + pwb: the no-nt ablation); eliminated pairs cost nothing. The thesis (and format 1 of this file) ordered the values before `size`
 // with a fence of their own: 1.5 pfences per operation at one thread on push-pop.
@@ -30,7 +35,7 @@
 // distinct indices touched (the thesis logs per-swap values and needs the overlapping-swap
 // rule at recovery, Alg 5.10, whose extracted loop bound is wrong: the undo log makes
 // overlapping swaps trivially right); swaps beyond the log's capacity are served in
-// chunks. A pass whose pushes fit the state record writes them with plain stores + pwb,
+// chunks. A pass whose pushes fit the state record writes them with plain stores (written back later: deferred, below),
 // not the thesis's NT stores: the element lines stay cached for the pops that read them next,
 // and on the project's VM movnti + sfence cost a 1-thread push-pop about a quarter of its
 // throughput (docs/results.md, "One fence per pass"). A push or reserve that cannot grow the array fails without changing anything and
@@ -42,6 +47,19 @@
 // growth fails before its first write (allocate throws before anything is copied or logged),
 // so the vector and the heap are as they were: crash consistency is the successful growth's.
 // NT stores can be switched off (ablation).
+//
+// Deferred write-back (issue 23). The state record's redo always holds every element
+// below its size that may not be durable in the array: a push pass's values are stored but
+// not written back (deferred, [deferred_from_, deferred_to_), volatile), so the record that
+// names them repeats them; the next pass that keeps them (a push pass below its new values,
+// a pop pass below its new size) repeats them in its own record AND writes their lines back,
+// so after its pfence they are durable and the pass after it, which overwrites the first
+// record, no longer needs them. Carried and new values must fit the redo room together, else
+// the pass writes everything back and fences before a record without redo (two fences, as
+// before). A swap pass writes the deferred lines back and fences before its record without
+// redo; a growth's copy writes every element back. A core made on an existing header (open,
+// after recovery or a clean exit, whose caches may never have reached the media) treats the
+// state's redo elements as deferred.
 //
 // The state records (vector_layout.hpp; after the PBcomb state copies of Fatourou,
 // Kallimanis and Kosmas, PPoPP 2022, but with no index to flip: the epoch inside the record
@@ -174,7 +192,13 @@ public:
 
     persistent_vector_core(const pmem::pool_ref& pool, Heap& heap, vector_header* h, vector_options opts = {},
                            Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
+        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {
+        // The state's redo elements may never have been written back (a pass defers them, and
+        // a clean exit does not write caches back): treat them as deferred.
+        const auto& st = h->state[vector_current(*h)];
+        deferred_from_ = st.size - st.redo;
+        deferred_to_ = st.size;
+    }
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     // Validates first (for elements of T): a damaged header throws before anything is written.
@@ -280,7 +304,10 @@ private:
             }
             if (logged > 0) {
                 // Stale redo values would be copied over the swapped elements at recovery.
-                if (h_->state[vector_current(*h_)].redo != 0) write_state(size, {});
+                if (h_->state[vector_current(*h_)].redo != 0) {
+                    if (write_back_deferred(size)) pmem::pfence();  // PP: no redo needed for them
+                    write_state(size, {});
+                }
                 pmem::pfence();  // PP: the undo entries (and the record) are durable before the tag names them
                 h_->log_entries = logged;
                 h_->log_tag = vector_log_tag::swap;  // same line as the count: persists no earlier
@@ -328,6 +355,7 @@ private:
         }
         if (size() > 0) store(fresh, data(), size() * sizeof(T));
         pmem::pfence();  // PP: the copy is durable before the log names it
+        deferred_from_ = deferred_to_ = 0;  // the copy wrote every element back
         h_->replace_data = offset_of(pool_, fresh);
         h_->replace_capacity = cap;
         h_->log_tag = vector_log_tag::replace;  // same line as the target: persists no earlier
@@ -368,13 +396,23 @@ private:
             trace_.applied(pushes[i]->request, pushes[i]->response);
         }
         values_.clear();
-        for (std::size_t i = 0; i < n; ++i) values_.push_back(pushes[i]->request.value);
         T* const at = data() + size;
-        if (n <= redo_room && opts_.one_fence) {
+        const std::uint64_t carried = deferred_to_ > deferred_from_ ? size - deferred_from_ : 0;
+        if (carried + n <= redo_room && opts_.one_fence) {
+            // The record carries the deferred elements (written back now) and the pushes'
+            // values (stored, written back by the next pass that keeps them: deferred).
+            for (std::uint64_t i = size - carried; i < size; ++i) values_.push_back(data()[i]);
+            for (std::size_t i = 0; i < n; ++i) values_.push_back(pushes[i]->request.value);
             write_state(size + n, values_);  // LP of the pushes; the record carries their values
-            // Plain stores + pwb: the next pops read these lines (an NT store would evict them).
-            vector_store_elements(at, values_.data(), n * sizeof(T), false);  // PP: the pushes are durable
+            (void)write_back_deferred(size);
+            // Plain stores: the next pops read these lines (an NT store would evict them).
+            std::memcpy(at, values_.data() + carried, n * sizeof(T));
+            pmem::pfence();  // PP: the pushes are durable (their values in the record)
+            deferred_from_ = size;
+            deferred_to_ = size + n;
         } else {
+            for (std::size_t i = 0; i < n; ++i) values_.push_back(pushes[i]->request.value);
+            (void)write_back_deferred(size);
             vector_store_elements(at, values_.data(), n * sizeof(T), opts_.nt_stores);  // before a record names them
             write_state(size + n, {});  // LP of the pushes
             pmem::pfence();  // PP: the pushes are durable
@@ -391,8 +429,24 @@ private:
             if (i < n) pops[i]->response.value = d[size - 1 - i];
             trace_.applied(pops[i]->request, pops[i]->response);
         }
-        write_state(size - n, {});  // LP of the pops
+        // Deferred elements that stay (below the new size) ride in the record and are
+        // written back now; those popped need neither.
+        const std::uint64_t kept_to = std::min<std::uint64_t>(deferred_to_, size - n);
+        values_.clear();
+        for (std::uint64_t i = deferred_from_; i < kept_to; ++i) values_.push_back(d[i]);
+        write_state(size - n, values_);  // LP of the pops
+        (void)write_back_deferred(size - n);
         pmem::pfence();  // PP: the pops are durable
+    }
+
+    // pwb the deferred elements below `size` (the pass's pfence makes them durable; none is
+    // deferred after it). Returns whether there were any.
+    bool write_back_deferred(std::uint64_t size) noexcept {
+        const std::uint64_t to = std::min<std::uint64_t>(deferred_to_, size);
+        const bool any = to > deferred_from_;
+        if (any) pmem::pwb_range(data() + deferred_from_, (to - deferred_from_) * sizeof(T));
+        deferred_from_ = deferred_to_ = 0;
+        return any;
     }
 
     // Write the state record that is not the state: {size, redo = the pushes' values}, then,
@@ -418,6 +472,9 @@ private:
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> pushes_ FERRITE_FLOW_SKIP, pops_ FERRITE_FLOW_SKIP, swaps_ FERRITE_FLOW_SKIP;  // combiner's scratch
     std::vector<T> values_ FERRITE_FLOW_SKIP;
+    // Elements [deferred_from_, deferred_to_): stored by the last push pass, not written back,
+    // held by the state record's redo (see apply_pushes). Volatile; the combiner's alone.
+    std::uint64_t deferred_from_ FERRITE_FLOW_SKIP = 0, deferred_to_ FERRITE_FLOW_SKIP = 0;
 };
 
 }  // namespace ferrite::containers

@@ -89,15 +89,15 @@ FERRITE_FLOW_ROOT inline void vector_store_elements(void* dst, const void* src, 
 // Recovery: copy the committed state record's redo values into the array, at [size - redo,
 // size) (validated: redo <= size <= capacity). The pass that wrote the record may have
 // crashed before its values reached the array; if it did not, the copy rewrites equal bytes.
-// Durable before recovery returns: the record stays the state only until the second pass
-// after recovery overwrites it, and from then on only the array holds those elements. (No
-// crash point of the simulator lies two passes after a recovery, so mutation testing cannot
-// see this write-back on its own: it is vector_store_elements', which the push pass kills.)
+// Not written back: the record keeps holding them, and a core made on this header treats the
+// state's redo elements as deferred (persistent_vector_core.hpp), so the first pass that keeps
+// them repeats them in its record and writes their lines back before the record that holds
+// them now can be overwritten. (Format 2 as first merged wrote them back here, with a pfence.)
 inline void vector_replay_redo(const pmem::pool_ref& pool, vector_header* h) noexcept {
     const auto& st = h->state[vector_current(*h)];
     if (st.redo == 0) return;
     auto* element = pool.base() + h->data + (st.size - st.redo) * h->element_size;
-    vector_store_elements(element, st.redo_values, st.redo * h->element_size, false);
+    std::memcpy(element, st.redo_values, st.redo * h->element_size);
 }
 
 // After a REPLACE: the tag goes back to nop without a write-back. A REPLACE left in the

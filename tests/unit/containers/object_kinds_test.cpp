@@ -48,6 +48,8 @@ TEST(ObjectKinds, EveryNameableTypeIsRegisteredUnderItsName) {
     EXPECT_EQ((registered_name<dfc_stack<u64>>()), "dfc_stack");
     EXPECT_EQ((registered_name<dfc_queue<u64>>()), "dfc_queue");
     EXPECT_EQ((registered_name<dfc_deque<u64>>()), "dfc_deque");
+    EXPECT_EQ((registered_name<dpfc_stack<u64>>()), "dpfc_stack");
+    EXPECT_EQ((registered_name<dpfc_queue<u64>>()), "dpfc_queue");
 }
 
 // One object of every kind, used, closed, reopened (recovery runs every kind's recover),
