@@ -77,9 +77,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferrite/checkpoint/epoch_log.hpp"
+#include "ferrite/checkpoint/replay_mode.hpp"
 
 namespace ferrite::checkpoint {
 
@@ -89,6 +91,11 @@ struct checkpoint_options {
     // every thread's records are sealed and before the commit (no thread writes the image
     // between the two barriers, so the image then is the epoch's state).
     std::function<void(std::uint64_t)> before_commit;
+    replay_mode replay = replay_mode::in_line;
+    // background only: true, the checkpointer runs its own replayer thread (started by the
+    // constructor, drained and joined by the destructor); false, the caller runs one thread
+    // that calls replay_pending() (the crash simulator schedules it as one of its threads).
+    bool own_replayer = true;
 };
 
 struct checkpoint_stats {
@@ -101,6 +108,7 @@ class checkpointer {
 public:
     // `image` is the volatile image: log.geometry().image_bytes bytes, 64-byte aligned.
     checkpointer(epoch_log& log, std::byte* image, checkpoint_options o = {});
+    ~checkpointer();  // background, own replayer: replays the committed epoch, joins the thread
     checkpointer(const checkpointer&) = delete;
     checkpointer& operator=(const checkpointer&) = delete;
 
@@ -121,6 +129,12 @@ public:
     std::chrono::nanoseconds until_due() const noexcept;
 
     std::uint64_t epoch() const noexcept { return log_.committed_epoch(); }
+    // Background replay, the replayer's step (one thread at a time; with own_replayer the
+    // checkpointer's thread): applies the committed epoch that is not applied yet, if any,
+    // from the logs; true if it applied one. A failure is every participant's (see below).
+    bool replay_pending();
+    // The last epoch the replayer applied (background) or the last committed (in line).
+    std::uint64_t replayed_epoch() const noexcept { return replayed_.load(std::memory_order_acquire); }
     checkpoint_stats stats() const noexcept;  // while no thread runs a checkpoint
 
 private:
@@ -147,6 +161,8 @@ private:
     void release(bool last_barrier) noexcept;
     bool run_checkpoint(unsigned t);  // false: refused (an abort)
     void commit_and_apply(std::uint64_t epoch);
+    void wait_for_replay() noexcept;  // background: until the committed epoch is applied
+    void replayer_main() noexcept;    // the own replayer thread
     void fail(const std::exception_ptr& e) noexcept;  // the first failure is kept
     void throw_if_failed() const;
     std::uint64_t line_of(const void* p) const noexcept;
@@ -177,6 +193,14 @@ private:
     std::atomic<std::uint64_t> generation_{0};
     std::atomic<std::uint64_t> epochs_{0};
     std::atomic<std::uint64_t> abort_generation_{~std::uint64_t{0}};  // barrier 1 that aborts
+    // Background replay: the epoch committed last (set after the commit, release) and the
+    // last one applied (set by the replayer after finish_replay, release); wake_ counts
+    // commits and the stop, for the own replayer's atomic wait.
+    std::atomic<std::uint64_t> committed_{0};
+    std::atomic<std::uint64_t> replayed_{0};
+    std::atomic<std::uint64_t> wake_{0};
+    std::atomic<bool> stop_{false};
+    std::thread replayer_;
     std::mutex failure_mutex_;
     std::atomic<bool> failed_{false};  // set once, after failure_ (release)
     std::string failure_;              // what failed first, written before failed_
