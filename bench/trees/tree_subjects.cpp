@@ -16,6 +16,11 @@
 //                  pwb/op and pfence/op are the checkpoints' (record write-backs, commit,
 //                  replay) spread over the operations. cpnvm-tree-lazy: cpnvm-tree whose
 //                  reopen loads the image on first touch instead of all at once.
+//                  These replay each epoch in line (checkpoint/replay_mode.hpp);
+//                  cpnvm-tree-inline and cpnvm-tree-background name the two modes, for the
+//                  ablation. Background replay's write-backs run on the image's replayer
+//                  thread, whose counters the harness does not read: its pwb/op counts only
+//                  the workers' (records and commit), not the replay's.
 //                  The CpNvm trees reopen (set-recovery, tree-recovery): close_for_reopen()
 //                  syncs (a clean close), drops the image and restarts the pool as after a
 //                  crash (the heap's recovery, the image's replay of what committed and was
@@ -81,13 +86,19 @@ private:
 // of 16-32 keys, inner nodes), 200 for a margin, at least 4 MiB; a log per thread of a
 // quarter of the image, at most 16 MiB (a thread whose marks fill half of it checkpoints).
 // The pool file is allocated up front: small measurements keep small pools.
-image_options cpnvm_options(const subject_config& c, std::chrono::milliseconds interval) {
+// The replay mode of cpnvm-tree and its interval and lazy variants: in line, which was faster
+// than background replay on this 2-vCPU VM (docs/checkpointing.md, "Background replay";
+// cpnvm-tree-background and cpnvm-tree-inline name both for the ablation).
+constexpr checkpoint::replay_mode cpnvm_default_replay = checkpoint::replay_mode::in_line;
+
+image_options cpnvm_options(const subject_config& c, std::chrono::milliseconds interval, checkpoint::replay_mode replay) {
     const std::uint64_t keys = c.capacity_hint ? c.capacity_hint : 2 * c.initial_size + (1 << 16);
     image_options o;
     o.image_bytes = std::max<std::uint64_t>(std::uint64_t{4} << 20, std::bit_ceil(keys * 200));
     o.max_threads = c.threads + 1;  // the workers and the prefilling thread
     o.log_bytes = std::min<std::uint64_t>(std::uint64_t{16} << 20, o.image_bytes / 4);
     o.interval = interval;
+    o.replay = replay;
     return o;
 }
 // A restart's recovery of the image (what the catalog does for kind 10): the replay of what
@@ -107,8 +118,8 @@ class cpnvm_tree final : public subject {
     using tree_type = cpnvm_btree<std::uint64_t, std::uint64_t>;
 
 public:
-    cpnvm_tree(const subject_config& c, std::chrono::milliseconds interval, bool lazy)
-        : options_(cpnvm_options(c, interval)), pool_(c.pool_dir, cpnvm_heap_bytes(options_)), sinks_(c.threads),
+    cpnvm_tree(const subject_config& c, std::chrono::milliseconds interval, bool lazy, checkpoint::replay_mode replay)
+        : options_(cpnvm_options(c, interval, replay)), pool_(c.pool_dir, cpnvm_heap_bytes(options_)), sinks_(c.threads),
           scopes_(c.threads), quiet_(c.threads) {
         if (tree_type::image != nullptr) throw usage_error("cpnvm-tree: one CpNvm tree at a time in a process");
         options_.lazy = lazy;  // applies to reopen() only: create maps a fresh image
@@ -179,15 +190,24 @@ void register_tree_subjects(std::vector<subject_kind>& out) {
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
                    [](const subject_config& c) { return std::make_unique<volatile_tree>(c); },
                    op_family::keyed});
-    const auto add_cpnvm = [&](const char* name, const char* summary, std::chrono::milliseconds interval, bool lazy) {
+    using checkpoint::replay_mode;
+    const auto add_cpnvm = [&](const char* name, const char* summary, std::chrono::milliseconds interval, bool lazy,
+                               replay_mode replay = cpnvm_default_replay) {
         out.push_back({name, summary, {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                       [interval, lazy](const subject_config& c) { return std::make_unique<cpnvm_tree>(c, interval, lazy); },
+                       [interval, lazy, replay](const subject_config& c) {
+                           return std::make_unique<cpnvm_tree>(c, interval, lazy, replay);
+                       },
                        op_family::keyed, true});
     };
     using namespace std::chrono_literals;
     add_cpnvm("cpnvm-tree",
               "the plain B+-tree ported to CpNvm: marked writes, checkpoint every 64 ms, reopened eagerly (issue 19)",
               64ms, false);
+    // The replay ablation (docs/checkpointing.md): cpnvm-tree with each replay mode named.
+    add_cpnvm("cpnvm-tree-inline", "cpnvm-tree replaying each epoch in line, in the checkpoint's last thread", 64ms,
+              false, replay_mode::in_line);
+    add_cpnvm("cpnvm-tree-background", "cpnvm-tree replaying each epoch from the logs in a background thread", 64ms,
+              false, replay_mode::background);
     add_cpnvm("cpnvm-tree-10ms", "cpnvm-tree checkpointing every 10 ms", 10ms, false);
     add_cpnvm("cpnvm-tree-1ms", "cpnvm-tree checkpointing every 1 ms", 1ms, false);
     add_cpnvm("cpnvm-tree-lazy", "cpnvm-tree reopened lazily: image pages loaded on first touch (tree-recovery)", 64ms,

@@ -11,6 +11,9 @@
 // checkpoint while no thread writes, keeps a copy of the whole volatile image per epoch: the
 // program state the epoch commits.
 //
+// Runs of odd seeds (two threads or more) replay in the background, the last thread being
+// the replayer (checkpoint_targets.hpp).
+//
 // recover(): the heap's recovery, then the image's (image_store::open, epoch_log::recover:
 // validation, replay), the block confirmed, the heap's finish_recovery().
 //
@@ -55,12 +58,16 @@ image_options options_for(const sim::run_config& c) {
     o.max_threads = c.threads;
     o.log_bytes = 16 << 10;
     o.interval = std::chrono::milliseconds(0);
+    if (background_run(c)) {
+        o.replay = checkpoint::replay_mode::background;
+        o.own_replayer = false;  // the run's last thread: the simulator schedules it
+    }
     return o;
 }
 
 class map_workload final : public sim::workload {
 public:
-    map_workload(pmem::pool& p, const sim::run_config& c) : config_(c), progress_(c.threads) {
+    map_workload(pmem::pool& p, const sim::run_config& c) : config_(c), workers_(workers_of(c)), progress_(c.threads) {
         if (tree_type::image != nullptr) throw usage_error("cpnvm-map: one CpNvm tree at a time in a process");
         auto* root = static_cast<std::byte*>(p.root_bytes(64 + heap_bytes));
         root_ = reinterpret_cast<root_line*>(root);
@@ -78,14 +85,24 @@ public:
             image_->set_root("tree", tree_);
             image_->sync();  // epoch 1: the empty tree
         }
+        image_->replay_pending();  // (background) epoch 1 applied: the setup is not under test
     }
     ~map_workload() override { tree_type::image = nullptr; }
 
     void run_thread(unsigned tid) override {
+        if (tid == workers_) {  // a background run's replayer
+            run_replayer([&] { return image_->replay_pending(); }, finished_, workers_);
+            return;
+        }
+        run_operations(tid);  // and leaves the image, which may take part in one more checkpoint
+        finished_.fetch_add(1, std::memory_order_release);
+    }
+
+    void run_operations(unsigned tid) {
         auto me = image_->register_thread();
         // Every thread takes part from the first checkpoint on (lockstep epochs).
         registered_.fetch_add(1);
-        while (registered_.load() < config_.threads) pmem::wait_hint();
+        while (registered_.load() < workers_) pmem::wait_hint();
         for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
             const std::uint64_t r = sim::mix(config_.seed, tid * 1000003 + i);
             const std::uint64_t key = r % key_range;
@@ -128,6 +145,8 @@ private:
     }
 
     sim::run_config config_;
+    unsigned workers_;
+    std::atomic<unsigned> finished_{0};
     sim::op_progress progress_;
     root_line* root_ = nullptr;
     std::unique_ptr<buddy_heap> heap_;

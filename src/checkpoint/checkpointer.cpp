@@ -69,6 +69,61 @@ checkpointer::checkpointer(epoch_log& log, std::byte* image, checkpoint_options 
     if (reinterpret_cast<std::uintptr_t>(image) % line != 0)
         throw usage_error("checkpointer: the volatile image must be 64-byte aligned");
     if (options_.interval.count() < 0) throw usage_error("checkpointer: the interval must not be negative");
+    // An epoch committed and not applied (a log not recovered) is the replayer's first job.
+    committed_.store(log.committed_epoch(), std::memory_order_relaxed);
+    replayed_.store(options_.replay == replay_mode::background ? log.applied_epoch() : log.committed_epoch(),
+                    std::memory_order_relaxed);
+    if (options_.replay == replay_mode::background && options_.own_replayer)
+        replayer_ = std::thread([this] { replayer_main(); });
+}
+
+checkpointer::~checkpointer() {
+    if (!replayer_.joinable()) return;
+    stop_.store(true, std::memory_order_release);
+    wake_.fetch_add(1, std::memory_order_release);
+    wake_.notify_one();
+    replayer_.join();
+}
+
+// The own replayer: applies each committed epoch, sleeps (futex) until the next commit; at
+// the stop it applies what committed last, so a checkpointer closed cleanly leaves the
+// persistent image at its committed epoch.
+void checkpointer::replayer_main() noexcept {
+    for (;;) {
+        const auto w = wake_.load(std::memory_order_acquire);
+        while (!failed_.load(std::memory_order_acquire) && replay_pending()) {
+        }
+        if (stop_.load(std::memory_order_acquire)) return;
+        wake_.wait(w, std::memory_order_acquire);
+    }
+}
+
+bool checkpointer::replay_pending() {
+    const auto c = committed_.load(std::memory_order_acquire);
+    if (c <= replayed_.load(std::memory_order_relaxed) || failed_.load(std::memory_order_acquire)) return false;
+    // Every participant's records of epoch c were sealed before its commit, the commit before
+    // committed_ (acquired above): the logs hold epoch c, and no thread writes a log or the
+    // log's header until replayed_ says c is applied (wait_for_replay).
+    try {
+        log_.replay();
+    } catch (...) {
+        fail(std::current_exception());
+        return false;
+    }
+    replayed_.store(c, std::memory_order_release);
+    return true;
+}
+
+// Background: a thread about to snapshot waits for the replay of the previous epoch, whose
+// records are in the logs it would overwrite. A failed replayer releases it (it throws then).
+void checkpointer::wait_for_replay() noexcept {
+    const bool simulated = pmem::installed_observer() != nullptr;
+    for (unsigned spins = 0; replayed_.load(std::memory_order_acquire) < committed_.load(std::memory_order_acquire) &&
+                             !failed_.load(std::memory_order_acquire);
+         ++spins) {
+        pmem::wait_hint();
+        if (!simulated && spins >= 64) ::sched_yield();
+    }
 }
 
 void checkpointer::join(unsigned t) {
@@ -219,6 +274,18 @@ void checkpointer::throw_if_failed() const {
 void checkpointer::commit_and_apply(std::uint64_t epoch) {
     if (options_.before_commit) options_.before_commit(epoch);
     log_.commit(epoch);
+    if (options_.replay == replay_mode::background) {
+        // The replayer applies it from the logs while everyone goes on.
+        epochs_.fetch_add(1, std::memory_order_relaxed);
+        last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
+        due_.store(false, std::memory_order_release);
+        committed_.store(epoch, std::memory_order_release);
+        if (replayer_.joinable()) {
+            wake_.fetch_add(1, std::memory_order_release);
+            wake_.notify_one();
+        }
+        return;
+    }
     for (const auto& th : threads_) {
         if (th.logged_epoch != epoch) continue;  // not a participant: nothing of it logged
         for (std::size_t i = 0; i < th.runs.size(); ++i) {
@@ -229,6 +296,8 @@ void checkpointer::commit_and_apply(std::uint64_t epoch) {
         }
     }
     log_.finish_replay();
+    committed_.store(epoch, std::memory_order_relaxed);
+    replayed_.store(epoch, std::memory_order_release);
     epochs_.fetch_add(1, std::memory_order_relaxed);
     last_checkpoint_ns_.store(now_ns(), std::memory_order_relaxed);
     due_.store(false, std::memory_order_release);
@@ -252,7 +321,11 @@ bool checkpointer::run_checkpoint(unsigned t) {
     const bool aborted = abort_generation_.load(std::memory_order_acquire) == g1;
     const std::uint64_t epoch = log_.committed_epoch() + 1;
     if (!aborted) {
+        // Background: the previous epoch's records must be applied before this thread's log
+        // (and, at finish_replay, every log) is written again.
+        if (options_.replay == replay_mode::background) wait_for_replay();
         try {  // a thread that fails here still arrives at barrier 2: the others wait for it
+            if (failed_.load(std::memory_order_acquire)) throw error("the replayer failed");
             snapshot(t, epoch);
             log_.seal(t);
         } catch (...) {

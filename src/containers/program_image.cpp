@@ -105,7 +105,7 @@ checkpoint::volatile_image map_at_default_base(std::uint64_t bytes) {
 struct program_image::state {
     state(checkpoint::image_store&& s, checkpoint::volatile_image&& v, const image_options& o, bool was_recovered)
         : store(std::move(s)), image(std::move(v)),
-          cp(store.log(), image.data(), checkpoint::checkpoint_options{o.interval, o.before_commit}),
+          cp(store.log(), image.data(), checkpoint::checkpoint_options{o.interval, o.before_commit, o.replay, o.own_replayer}),
           in_use(store.shape().geometry.threads), recovered(was_recovered) {}
     meta_page& meta() const noexcept { return *reinterpret_cast<meta_page*>(image.data()); }
 
@@ -210,6 +210,7 @@ unsigned program_image::current_tid(const char* what) const {
     throw usage_error(std::string("program_image::") + what + ": the calling thread is not registered (register_thread())");
 }
 
+bool program_image::replay_pending() { return s_->cp.replay_pending(); }
 void program_image::mark(const void* p, std::size_t n) { s_->cp.mark(current_tid("mark"), p, n); }
 bool program_image::checkpoint() { return s_->cp.checkpoint(current_tid("checkpoint")); }
 

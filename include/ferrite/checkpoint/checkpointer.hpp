@@ -12,11 +12,14 @@
 //                 ones, appends the image bytes of each run to its log as one record
 //                 (epoch_log::append), stores 0 to the bitmap words of its runs, then seals
 //                 (epoch_log::seal: a pwb per written log line, one pfence)
-//   barrier 2     the last to arrive commits the epoch (epoch_log::commit), applies it to
-//                 the persistent image from the volatile image over every participant's
-//                 runs (epoch_log::apply, finish_replay), and releases the others
+//   barrier 2     the last to arrive commits the epoch (epoch_log::commit); in line
+//                 (replay_mode::in_line) it also applies it to the persistent image from the
+//                 volatile image over every participant's runs (epoch_log::apply,
+//                 finish_replay); in the background (replay_mode::background) it hands the
+//                 epoch to the replayer; then it releases the others
 //
-// so a checkpoint() that returns true returns after its epoch committed (and was applied).
+// so a checkpoint() that returns true returns after its epoch committed, hence durable (in
+// line, also applied; in the background, recovery applies it if the replayer did not).
 //
 // Tracking ([NVM] 4.3.2): one bit per 64-byte line; mark() reads the bitmap word first (one
 // load when the lines are marked already), else sets the bits with one fetch_or per word,
@@ -32,12 +35,39 @@
 // read-modify-write per line on a bitmap of 1/512 of the image, which took about half of
 // the checkpoints' time in a profile of YCSB A, docs/checkpointing.md.)
 //
-// Replay from the volatile image: between barrier 1 and the release of barrier 2 nobody
+// Replay in line, from the volatile image: between barrier 1 and the release of barrier 2 nobody
 // writes the image, so the image holds, for every listed run, exactly the bytes the run's
 // record holds; the last thread copies them from there (they were just read by the
 // snapshots, hence cached) rather than reading the records back from the logs. The
 // persistent image gets the same bytes as from the logs (epoch_log.hpp's argument holds as
 // it is); recovery after a crash replays from the logs.
+//
+// Background replay ([NVM] 4.3's replay threads): the last thread at barrier 2 commits the
+// epoch, publishes it (committed_, release) and releases everyone at once; the replayer (the
+// checkpointer's own thread, woken by a futex, or a thread of the caller's that calls
+// replay_pending(), which the crash simulator schedules as one of its threads) applies it
+// FROM THE LOGS (epoch_log::replay: the volatile image is being written again), then
+// records it applied (finish_replay: pfence, applied := E, pwb, pfence) and publishes that
+// (replayed_). Log reuse: a log holds one epoch, and a thread waits, after barrier 1 and
+// before its snapshot appends, until the previous epoch is applied (wait_for_replay), rather
+// than double-buffering the logs. Chosen because the media layout stays as it is (no format
+// change, recovery unchanged: committed - applied is 0 or 1) and the wait costs nothing at
+// the intervals the checkpointer runs at (an epoch's replay, a few milliseconds at most,
+// ends long before the next is due: docs/checkpointing.md); a program that checkpoints
+// faster than the replayer applies is slowed to the replayer's pace, which double-buffering
+// would only postpone by one epoch. Crash consistency, on top of epoch_log.hpp's argument:
+//   * a crash after the commit and before or during the replay: committed = E, applied =
+//     E - 1, every record of E sealed before the commit; recovery replays E (idempotent:
+//     the same bytes again over a half-applied image). Nothing else is written meanwhile:
+//     the participants write only the volatile image until their next snapshot;
+//   * the next snapshot appends to a log only after applied = E is durable (finish_replay's
+//     last pfence comes before replayed_ is published, which wait_for_replay acquires): a
+//     log is never overwritten while it holds the only durable copy of a committed,
+//     unapplied epoch, and the next commit (E + 1) never finds E unapplied: one epoch at a
+//     time;
+//   * sync() (program_image) returns when its checkpoint does: after the commit.
+// A failure of the replayer (it cannot fail on its own bytes short of a bug) is every
+// participant's, as below: the waiting ones are released and throw.
 //
 // Before barrier 1 a thread checks that its listed runs fit in its log; if not, it raises
 // an abort for this checkpoint: after barrier 1 every thread returns false with nothing
@@ -45,9 +75,8 @@
 // more often): its marks stay, durability stops advancing, the volatile image is intact.
 //
 // What differs from [NVM] (and what is not built yet, docs/checkpointing.md):
-//   * replay runs in the last thread at barrier 2, before the others go on, instead of in
-//     background threads: a log then holds one epoch and is reused at once (no log-full
-//     wait); background replay and chained log chunks come with the public API;
+//   * one replayer, not a pool of replay threads; in line replay is kept as the other mode
+//     (the ablation of docs/checkpointing.md); chained log chunks come with the public API;
 //   * a checkpoint is due every `interval` (0: at every call), decided by the first thread
 //     that sees the time passed (each thread reads the clock every 16th call) and shared
 //     with the others through a flag; request() makes the next one due at once (the thesis
@@ -77,9 +106,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferrite/checkpoint/epoch_log.hpp"
+#include "ferrite/checkpoint/replay_mode.hpp"
 
 namespace ferrite::checkpoint {
 
@@ -89,6 +120,11 @@ struct checkpoint_options {
     // every thread's records are sealed and before the commit (no thread writes the image
     // between the two barriers, so the image then is the epoch's state).
     std::function<void(std::uint64_t)> before_commit;
+    replay_mode replay = replay_mode::in_line;
+    // background only: true, the checkpointer runs its own replayer thread (started by the
+    // constructor, drained and joined by the destructor); false, the caller runs one thread
+    // that calls replay_pending() (the crash simulator schedules it as one of its threads).
+    bool own_replayer = true;
 };
 
 struct checkpoint_stats {
@@ -101,6 +137,7 @@ class checkpointer {
 public:
     // `image` is the volatile image: log.geometry().image_bytes bytes, 64-byte aligned.
     checkpointer(epoch_log& log, std::byte* image, checkpoint_options o = {});
+    ~checkpointer();  // background, own replayer: replays the committed epoch, joins the thread
     checkpointer(const checkpointer&) = delete;
     checkpointer& operator=(const checkpointer&) = delete;
 
@@ -121,6 +158,12 @@ public:
     std::chrono::nanoseconds until_due() const noexcept;
 
     std::uint64_t epoch() const noexcept { return log_.committed_epoch(); }
+    // Background replay, the replayer's step (one thread at a time; with own_replayer the
+    // checkpointer's thread): applies the committed epoch that is not applied yet, if any,
+    // from the logs; true if it applied one. A failure is every participant's (see below).
+    bool replay_pending();
+    // The last epoch the replayer applied (background) or the last committed (in line).
+    std::uint64_t replayed_epoch() const noexcept { return replayed_.load(std::memory_order_acquire); }
     checkpoint_stats stats() const noexcept;  // while no thread runs a checkpoint
 
 private:
@@ -147,6 +190,8 @@ private:
     void release(bool last_barrier) noexcept;
     bool run_checkpoint(unsigned t);  // false: refused (an abort)
     void commit_and_apply(std::uint64_t epoch);
+    void wait_for_replay() noexcept;  // background: until the committed epoch is applied
+    void replayer_main() noexcept;    // the own replayer thread
     void fail(const std::exception_ptr& e) noexcept;  // the first failure is kept
     void throw_if_failed() const;
     std::uint64_t line_of(const void* p) const noexcept;
@@ -177,6 +222,14 @@ private:
     std::atomic<std::uint64_t> generation_{0};
     std::atomic<std::uint64_t> epochs_{0};
     std::atomic<std::uint64_t> abort_generation_{~std::uint64_t{0}};  // barrier 1 that aborts
+    // Background replay: the epoch committed last (set after the commit, release) and the
+    // last one applied (set by the replayer after finish_replay, release); wake_ counts
+    // commits and the stop, for the own replayer's atomic wait.
+    std::atomic<std::uint64_t> committed_{0};
+    std::atomic<std::uint64_t> replayed_{0};
+    std::atomic<std::uint64_t> wake_{0};
+    std::atomic<bool> stop_{false};
+    std::thread replayer_;
     std::mutex failure_mutex_;
     std::atomic<bool> failed_{false};  // set once, after failure_ (release)
     std::string failure_;              // what failed first, written before failed_

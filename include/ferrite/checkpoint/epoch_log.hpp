@@ -29,7 +29,9 @@
 //   replay:  for each committed, unapplied epoch in order, copy its records into the image
 //            (apply: pwb per line); finish_replay: pfence; applied := committed, pwb, pfence.
 //            Copying an epoch again (a crash during replay) writes the same bytes:
-//            idempotent. The checkpointer, which commits one epoch at a time and holds its
+//            idempotent. The checkpointer's background replayer calls replay() after each
+//            commit (one epoch: one walk of each log). In line, the checkpointer, which
+//            commits one epoch at a time and holds its
 //            bytes in the volatile image until every thread goes on, replays without reading
 //            the logs: apply() of each record's range from the volatile image (the same
 //            bytes as the records: nobody writes the image between the snapshot and the
@@ -122,6 +124,7 @@ private:
     // each checked first when `validate` (damaged_pool on a bad one).
     template <class Fn>
     void for_each_record(unsigned t, bool validate, Fn&& fn) const;
+    replay_stats replay_one();  // replay()'s apply step when one epoch is unapplied
 
     std::byte* region_;
     log_geometry geometry_;

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "ferrite/alloc/buddy_heap.hpp"
+#include "ferrite/checkpoint/replay_mode.hpp"
 #include "ferrite/containers/object_kinds.hpp"
 #include "ferrite/pmem/pool.hpp"
 
@@ -64,6 +65,11 @@ struct image_options {
     // For tests and tools (the crash target's history of images): called with the epoch by
     // the last thread of each checkpoint before it commits, while no thread writes the image.
     std::function<void(std::uint64_t)> before_commit;
+    // Who applies a committed epoch to the persistent image (checkpoint/checkpointer.hpp):
+    // the last thread of the checkpoint (in_line), or a replayer thread (background: the
+    // image's own, or, own_replayer false, the caller's, calling replay_pending()).
+    checkpoint::replay_mode replay = checkpoint::replay_mode::in_line;
+    bool own_replayer = true;
 };
 
 class program_image {
@@ -123,6 +129,8 @@ public:
     void mark(const void* p, std::size_t n);
     bool checkpoint();  // true when an epoch committed in this call
     void sync();        // commits an epoch now; returns after it is durable
+    // Background replay with own_replayer false: the replayer's step (checkpointer.hpp).
+    bool replay_pending();
     // Time until the interval makes a checkpoint due (<= 0: due now). A thread about to wait
     // for input with marked lines may wait this long, still counted, and then take part in
     // the checkpoint instead of forcing one as quiesce() does (ferrite-kv's cpnvm engine).

@@ -80,6 +80,28 @@ TEST_F(ProgramImageTest, DataSurviveAReopenAtTheSameAddress) {
     for (u64 i = 0; i < 64; ++i) ASSERT_EQ(n[i], i * 3);
 }
 
+// Background replay (the image's own replayer thread): sync() returns committed, the close
+// drains the replay, and a reopen finds the last synced state.
+TEST_F(ProgramImageTest, BackgroundReplayKeepsWhatEachSyncCommitted) {
+    auto o = small();
+    o.replay = ferrite::checkpoint::replay_mode::background;
+    {
+        auto s = open();
+        auto img = s.names().open<program_image>("app", o);
+        auto me = img->register_thread();
+        fill_numbers(*img, 2);
+        img->sync();
+        const auto first = img->committed_epoch();
+        fill_numbers(*img, 7);  // overwrites the same numbers: the next epoch's records
+        img->sync();
+        EXPECT_GT(img->committed_epoch(), first);
+    }
+    auto s = open();
+    auto img = s.names().open<program_image>("app", small());
+    auto* n = static_cast<u64*>(img->root("numbers"));
+    ASSERT_NE(n, nullptr);
+    for (u64 i = 0; i < 64; ++i) ASSERT_EQ(n[i], i * 7);
+}
 TEST_F(ProgramImageTest, LazyLoadingBringsInOnlyTheTouchedPages) {
     {
         auto s = open();
