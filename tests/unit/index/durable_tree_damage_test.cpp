@@ -36,7 +36,7 @@ std::unique_ptr<region> pristine() {
 }
 
 layout::geometry& geometry(region& r) { return *reinterpret_cast<layout::geometry*>(r.data()); }
-layout::commit_line& commit(region& r) { return *reinterpret_cast<layout::commit_line*>(r.data() + 64); }
+using ferrite::index::testing::commit;
 // The last leaf: not written in the unfinished epoch, so no log entry restores it over the damage.
 leaf* last_leaf(region& r) {
     auto* l = reinterpret_cast<leaf*>(r.data() + geometry(r).arena_offset);  // the first leaf

@@ -24,7 +24,7 @@ using ferrite::index::testing::manual_epochs;
 using ferrite::index::testing::region;
 using model = std::map<std::uint64_t, std::uint64_t>;
 
-incll_layout::commit_line& commit(region& r) { return *reinterpret_cast<incll_layout::commit_line*>(r.data() + 64); }
+using ferrite::index::testing::commit;
 
 // A tree of 6,000 keys synced, then an unfinished epoch that updates, inserts and erases all
 // over it (undo words and permutation copies in most leaves); `synced` is the last sync's state.

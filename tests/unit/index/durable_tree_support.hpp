@@ -13,6 +13,7 @@
 #include <new>
 
 #include "ferrite/index/durable_tree.hpp"
+#include "ferrite/index/incll_layout.hpp"
 
 namespace ferrite::index::testing {
 
@@ -52,6 +53,12 @@ inline std::map<std::uint64_t, std::uint64_t> contents(const durable_tree& t) {
     std::map<std::uint64_t, std::uint64_t> m;
     t.scan(0, std::numeric_limits<std::size_t>::max(), [&](std::uint64_t k, std::uint64_t v) { m.emplace(k, v); });
     return m;
+}
+
+// The region's commit line (line 1, after the geometry: incll_layout.hpp), for tests that
+// read or move the durable epoch on the media.
+inline incll_layout::commit_line& commit(region& r) {
+    return *reinterpret_cast<incll_layout::commit_line*>(r.data() + sizeof(incll_layout::geometry));
 }
 
 }  // namespace ferrite::index::testing

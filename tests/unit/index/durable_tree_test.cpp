@@ -288,7 +288,7 @@ TEST(DurableTree, ValueWordsAreScrubbedWhenTheLowEpochBitsWrap) {
         for (std::uint64_t k = 0; k < 100; ++k) t->insert(k, 100);
     }
     // Move the epoch counter close to a wrap of its low 16 bits (as a long-lived pool would be).
-    auto& c = *reinterpret_cast<incll_layout::commit_line*>(r.data() + 64);
+    auto& c = ferrite::index::testing::commit(r);
     const std::uint64_t start = 65536 - 3;
     c.slots[start & 1] = c.slots[c.durable_epoch & 1];
     c.durable_epoch = start;
