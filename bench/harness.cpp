@@ -592,6 +592,15 @@ std::optional<subject_options> ablation_from_string(std::string_view name) noexc
         o.one_fence = false;
         return o;
     }
+    if (name == "no-sticky") {  // PFC stack/queue/deque: no sticky combiner (the engine before issue 23)
+        o.sticky = false;
+        return o;
+    }
+    if (name == "two-fence-no-sticky") {  // PFC stack/queue/deque as before issue 23: protocol and engine
+        o.one_fence = false;
+        o.sticky = false;
+        return o;
+    }
     if (name == "grown") {  // split-ordered hash sets: no expected_size, the buckets grown by the prefill
         o.presized = false;
         return o;
@@ -611,6 +620,7 @@ std::string ablation_name(const subject_options& o) {
     if (!o.elimination) s += s.empty() ? "no-elimination" : "-no-elimination";
     if (!o.tid_claims) s += s.empty() ? "no-tid-claims" : "-no-tid-claims";
     if (!o.one_fence) s += s.empty() ? "two-fence" : "-two-fence";
+    if (!o.sticky) s += s.empty() ? "no-sticky" : "-no-sticky";
     if (!o.presized) s += s.empty() ? "grown" : "-grown";
     return s.empty() ? "none" : s;
 }

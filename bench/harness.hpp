@@ -189,7 +189,8 @@ point_result summarize_point(const measured_structure& s, const workload& w, uns
 // Every point: for each workload, for each thread count, every structure in order.
 std::vector<point_result> run_bench(const bench_config& cfg);
 
-// --ablation names: none, no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims, two-fence.
+// --ablation names: none, no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims, two-fence,
+// no-sticky, two-fence-no-sticky.
 std::optional<subject_options> ablation_from_string(std::string_view name) noexcept;
 std::string ablation_name(const subject_options& o);
 

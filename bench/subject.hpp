@@ -71,6 +71,7 @@ struct subject_options {
     bool elimination = true; // push/pop elimination inside a combining batch
     bool tid_claims = true;  // DFC: one thread per thread id enforced (dfc_tid_claims.hpp)
     bool one_fence = true;   // PFC vector/stack/queue/deque: one pfence per pass (false: the previous two-fence pushes)
+    bool sticky = true;      // PFC stack/queue/deque: the sticky combiner (false: the lock to whoever sees it free)
     bool presized = true;    // split-ordered hash sets: buckets ready for the prefill (expected_size;
                              // false: grown from one bucket by the prefill's inserts)
 };

@@ -9,9 +9,11 @@
 // Ablations (--ablation): no-nt = plain stores + pwb instead of NT stores; no-futex = the
 // engines' pure-spin waiting; no-elimination; two-fence = pushes with a fence between the values
 // and the state record (the stack's, queue's and deque's protocol before format 2, for comparison
-// in one run). Pools: scratch_pool.hpp. Structures start with
+// in one run); no-sticky = PFC without the sticky combiner (sync::not_sticky; with two-fence,
+// `two-fence-no-sticky`, PFC as it was before issue 23). Pools: scratch_pool.hpp. Structures start with
 // capacity 1024 and hold the workload's initial size before timing.
 #include <mutex>
+#include <type_traits>
 #include <span>
 
 #include "bench/containers/pfc_subjects.hpp"
@@ -119,17 +121,23 @@ c::deque_request<element> deque_request(op o, element a) {
     }
 }
 
-template <class Futex, class Spin>
+// NotSticky is void for engines without a sticky combiner (FPFC): the ablation changes nothing there.
+template <class Futex, class Spin, class NotSticky>
 std::unique_ptr<subject> choose(const subject_config& cfg) {
-    if (cfg.options.futex_wait) return std::make_unique<Futex>(cfg);
-    return std::make_unique<Spin>(cfg);
+    if (!cfg.options.futex_wait) return std::make_unique<Spin>(cfg);
+    if constexpr (!std::is_void_v<NotSticky>) {
+        if (!cfg.options.sticky) return std::make_unique<NotSticky>(cfg);
+    }
+    return std::make_unique<Futex>(cfg);
 }
 
-template <template <class, class, class, class> class S, class Sel, class SpinSel, class Options>
+template <template <class, class, class, class> class S, class Sel, class SpinSel, class NotStickySel, class Options>
 subject_kind combining_kind(std::string name, std::string summary, std::vector<op> supports) {
     using futex = combining_subject<S<element, heap_type, Sel, c::no_trace>, Options>;
     using spin = combining_subject<S<element, heap_type, SpinSel, c::no_trace>, Options>;
-    return {std::move(name), std::move(summary), std::move(supports), choose<futex, spin>};
+    using not_sticky = std::conditional_t<std::is_void_v<NotStickySel>, void,
+                                          combining_subject<S<element, heap_type, NotStickySel, c::no_trace>, Options>>;
+    return {std::move(name), std::move(summary), std::move(supports), choose<futex, spin, not_sticky>};
 }
 
 template <class Subject>
@@ -148,21 +156,21 @@ void register_pfc_subjects(std::vector<subject_kind>& out) {
     using dopts = c::deque_options;
     using stack_core = c::stack_core<element, heap_type>;
     using deque_core = c::persistent_deque_core<element, heap_type>;
-    out.push_back(combining_kind<ferrite::stack, c::use_pfc, c::use_pfc_spin, vopts>(
+    out.push_back(combining_kind<ferrite::stack, c::use_pfc, c::use_pfc_spin, c::use_pfc_not_sticky, vopts>(
         "stack-pfc", "ferrite::stack on PFC (vector core; publication list, spin-then-futex)", stack_ops));
-    out.push_back(combining_kind<ferrite::stack, c::use_fpfc, c::use_fpfc_spin, vopts>(
+    out.push_back(combining_kind<ferrite::stack, c::use_fpfc, c::use_fpfc_spin, void, vopts>(
         "stack-fpfc", "ferrite::stack on FPFC (vector core; slot per thread)", stack_ops));
     out.push_back({"stack-mutex", "the same persistent stack, one operation at a time under std::mutex", stack_ops,
                    make<mutex_subject<stack_core, vopts, stack_request>>});
-    out.push_back(combining_kind<ferrite::queue, c::use_pfc, c::use_pfc_spin, dopts>(
+    out.push_back(combining_kind<ferrite::queue, c::use_pfc, c::use_pfc_spin, c::use_pfc_not_sticky, dopts>(
         "queue-pfc", "ferrite::queue on PFC (ring-buffer deque core)", queue_ops));
-    out.push_back(combining_kind<ferrite::queue, c::use_fpfc, c::use_fpfc_spin, dopts>(
+    out.push_back(combining_kind<ferrite::queue, c::use_fpfc, c::use_fpfc_spin, void, dopts>(
         "queue-fpfc", "ferrite::queue on FPFC (ring-buffer deque core)", queue_ops));
     out.push_back({"queue-mutex", "the same persistent queue, one operation at a time under std::mutex", queue_ops,
                    make<mutex_subject<deque_core, dopts, deque_request>>});
-    out.push_back(combining_kind<ferrite::deque, c::use_pfc, c::use_pfc_spin, dopts>(
+    out.push_back(combining_kind<ferrite::deque, c::use_pfc, c::use_pfc_spin, c::use_pfc_not_sticky, dopts>(
         "deque-pfc", "ferrite::deque on PFC (persistent ring buffer)", deque_ops));
-    out.push_back(combining_kind<ferrite::deque, c::use_fpfc, c::use_fpfc_spin, dopts>(
+    out.push_back(combining_kind<ferrite::deque, c::use_fpfc, c::use_fpfc_spin, void, dopts>(
         "deque-fpfc", "ferrite::deque on FPFC (persistent ring buffer)", deque_ops));
     out.push_back({"deque-mutex", "the same persistent deque, one operation at a time under std::mutex", deque_ops,
                    make<mutex_subject<deque_core, dopts, deque_request>>});

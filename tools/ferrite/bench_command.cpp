@@ -105,8 +105,8 @@ bench::subject_options parse_ablation(const std::string& name, const std::string
     const auto options = bench::ablation_from_string(name);
     if (!options)
         throw usage_error(where +
-                          ": the ablation must be none, no-nt, no-futex, no-nt-no-futex, no-elimination or "
-                          "no-tid-claims or two-fence, not '" + name + "'");
+                          ": the ablation must be none, no-nt, no-futex, no-nt-no-futex, no-elimination, "
+                          "no-tid-claims, two-fence, no-sticky, two-fence-no-sticky or grown, not '" + name + "'");
     return *options;
 }
 
@@ -217,7 +217,7 @@ void register_bench_command(CLI::App& app, const common_options& common, action&
                   "time one operation in N on average (random gaps) for the p50/p99/p99.9 latency "
                   "columns and fields; 0 switches timing off (default 256)");
     c->add_option("--ablation", args.ablation,
-                  "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims, two-fence");
+                  "none (default), no-nt, no-futex, no-nt-no-futex, no-elimination, no-tid-claims, two-fence, no-sticky, two-fence-no-sticky, grown");
     c->add_option("--pwb-ns", args.pwb_ns, "with --backend emulated: busy-wait per written-back line (default 100)");
     c->add_option("--fence-ns", args.fence_ns, "with --backend emulated: busy-wait per fence (default 0)");
     c->add_flag("--json", args.json, "print JSON records instead of the table (schema in docs/cli.md)");

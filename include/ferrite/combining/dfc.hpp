@@ -10,7 +10,7 @@
 // algorithm is in its own file, with its details, differences and crash argument:
 //   dfc_format.hpp     create: formatting a region (the header's magic is the commit)
 //   dfc_announce.hpp   OP: a thread's announcement, and when its response is durable
-//   dfc_sticky.hpp     who runs the next phase (the sticky combiner)
+//   sticky_combiner.hpp     who runs the next phase (the sticky combiner)
 //   dfc_phase.hpp      one combining phase: collect, the structure's hook, write-back, commit
 //   dfc_recovery.hpp   RECOVER's steps and what recovered(tid) reports
 //   dfc_state.hpp      the engine's volatile state (locks, bitmap, scratch)
@@ -63,7 +63,7 @@
 // argued again where it is implemented: the response, seq and announcement in
 // dfc_announce.hpp and dfc_recovery.hpp, waiting in dfc_announce.hpp, frees, the roots' line,
 // empty phases and dirty lines in dfc_phase.hpp, cEpoch's write-back and validation in
-// dfc_recovery.hpp, the sticky combiner in dfc_sticky.hpp):
+// dfc_recovery.hpp, the sticky combiner in sticky_combiner.hpp):
 //   * The response is {status, value}: BOTTOM (status 1) differs from 0 and from every
 //     value; a never-used slot has op name 0 ("none") and is never collected or re-armed
 //     (defect #2: with "all fields 0" the paper's recovery re-arms slots never used).
@@ -153,7 +153,7 @@
 #include "ferrite/combining/dfc_phase.hpp"
 #include "ferrite/combining/dfc_recovery.hpp"
 #include "ferrite/combining/dfc_state.hpp"
-#include "ferrite/combining/dfc_sticky.hpp"
+#include "ferrite/combining/sticky_combiner.hpp"
 #include "ferrite/combining/dfc_tid_claims.hpp"
 #include "ferrite/combining/dfc_types.hpp"
 #include "ferrite/combining/dfc_validation.hpp"
@@ -214,8 +214,10 @@ public:
             claims_->claim(tid);
         auto& a = dfc_announce::write(r_.threads[tid], r_.epoch->epoch, name, param);
         const auto done = [&] { return dfc_announce::durable(a, r_.epoch->epoch); };
-        if (const auto last = v_->last_combiner.load(std::memory_order_relaxed); last != tid && last != no_combiner)
-            dfc_sticky::defer_to_last_combiner(v_->lock, v_->deferral, done);
+        if constexpr (WaitPolicy::sticky) {
+            if (const auto last = v_->last_combiner.load(std::memory_order_relaxed); last != tid && last != no_combiner)
+                sticky_combiner::defer_to_last_combiner(v_->lock, v_->deferral, done);
+        }
         if (v_->lock.wait_for(done)) {
             // Holding the lock: a non-BOTTOM status was answered by a finished phase.
             if (dfc_announce::unanswered(a)) {
@@ -322,12 +324,12 @@ public:
     // Phases, operations and persistence instructions since create/open, recovery's phase
     // included (the record every combining engine reports: stats.hpp).
     combining_stats stats() const noexcept { return v_->stats.snapshot(); }
-    // The sticky combiner (dfc_sticky.hpp): a thread that did not run the last phase leaves
+    // The sticky combiner (sticky_combiner.hpp): a thread that did not run the last phase leaves
     // a free lock alone for between min_deferral and max_deferral observations; the current
     // budget is deferral_budget() (for tests).
-    static constexpr unsigned min_deferral = dfc_sticky::min_deferral;
-    static constexpr unsigned max_deferral = dfc_sticky::max_deferral;
-    static constexpr unsigned no_combiner = dfc_sticky::no_combiner;  // no thread has run a phase since open
+    static constexpr unsigned min_deferral = sticky_combiner::min_deferral;
+    static constexpr unsigned max_deferral = sticky_combiner::max_deferral;
+    static constexpr unsigned no_combiner = sticky_combiner::no_combiner;  // no thread has run a phase since open
     unsigned deferral_budget() const noexcept { return v_->deferral.load(std::memory_order_relaxed); }
     const dfc_options& options() const noexcept { return v_->options; }
     Trace& trace() noexcept { return v_->trace; }

@@ -2,7 +2,7 @@
 //
 // Everything of the engine that lives in DRAM: the papers' cLock (the combiner lock) and
 // rLock (the recovery lock, with the flag that recovery ran), the sticky combiner's words
-// (dfc_sticky.hpp), the node store's binding to the chunk table and its volatile bitmaps
+// (sticky_combiner.hpp), the node store's binding to the chunk table and its volatile bitmaps
 // (dfc_node_store.hpp), and the combiner's scratch (the collected operations, the
 // structure's lists, the working roots, the nodes to write back and to free after the
 // commit). The engine keeps it behind a unique_ptr, so that its address (the lock that
@@ -20,7 +20,7 @@
 
 #include "ferrite/combining/dfc_layout.hpp"
 #include "ferrite/combining/dfc_node_store.hpp"
-#include "ferrite/combining/dfc_sticky.hpp"
+#include "ferrite/combining/sticky_combiner.hpp"
 #include "ferrite/combining/dfc_types.hpp"
 #include "ferrite/combining/publication.hpp"
 #include "ferrite/combining/stats.hpp"
@@ -31,8 +31,8 @@ namespace ferrite::combining {
 template <class WaitPolicy, class Trace>
 struct dfc_volatile_state {
     alignas(line) sync::futex_lock<WaitPolicy> lock;  // cLock
-    alignas(line) std::atomic<unsigned> last_combiner{dfc_sticky::no_combiner};  // tid that ran the last phase
-    std::atomic<unsigned> deferral{dfc_sticky::max_deferral};  // adaptive: see dfc_sticky.hpp
+    alignas(line) std::atomic<unsigned> last_combiner{sticky_combiner::no_combiner};  // tid that ran the last phase
+    std::atomic<unsigned> deferral{sticky_combiner::max_deferral};  // adaptive: see sticky_combiner.hpp
     alignas(line) std::mutex recovery;                // rLock
     bool recovered = false;
     unsigned threads = 0;  // the header's, validated at open

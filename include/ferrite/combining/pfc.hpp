@@ -5,7 +5,7 @@
 // instance's list (lock-free push at the head). REQUEST: write the request, mark it pending,
 // MAYBEINSERT (re-link if a cleanup unlinked it), then wait for "my response OR the lock"
 // (sync::futex_lock::wait_for). The lock holder increments the pass count, re-links itself,
-// combines: walks the list, stamps each pending publication's age, hands the batch to the
+// combines: walks the list, stamps each pending publication's age (every CleanupEvery-th pass), hands the batch to the
 // structure's combine() (eliminate, apply, write back, one pfence pair) and publishes the
 // responses. Every CleanupEvery passes it unlinks publications idle for more than MaxAge
 // passes, and those of exited threads.
@@ -14,7 +14,11 @@
 // the list, so threads may exit and instances be destroyed in any order (the thesis leaves
 // reclamation open); waiting re-links the publication while spinning, and a sleeping waiter
 // is woken by every unlock, so a publication unlinked by a cleanup that raced with its new
-// request is re-linked before anyone needs it.
+// request is re-linked before anyone needs it. A sticky combiner (sticky_combiner.hpp, as in
+// DFC): a waiter that did not run the last pass leaves a free lock to the thread that did for
+// an adaptive number of spins, so that the combiner's lines (lock, list walk, the structure's
+// state record) stay in one core; on a 16-core machine without it the lock went from core to
+// core and stack-pfc ran at 0.73x dfc-stack at 16 threads (docs/results.md).
 //
 // Crash consistency: nothing here is persistent (the list is volatile, as in the thesis).
 // LP: inside the combiner's pass, where combine() applies the request. PP: combine()
@@ -31,6 +35,7 @@
 #include "ferrite/combining/pfc_registry.hpp"
 #include "ferrite/combining/publication.hpp"
 #include "ferrite/combining/stats.hpp"
+#include "ferrite/combining/sticky_combiner.hpp"
 #include "ferrite/combining/structure.hpp"
 #include "ferrite/sync/futex_lock.hpp"
 
@@ -38,6 +43,8 @@ namespace ferrite::combining {
 
 template <combinable S, class WaitPolicy = sync::spin_then_futex<>, unsigned CleanupEvery = 64, unsigned MaxAge = 1024>
 class pfc {
+    static_assert(CleanupEvery > 0 && CleanupEvery < MaxAge, "a publication's age may lag by CleanupEvery passes");
+
 public:
     using request = typename S::request;
     using response = typename S::response;
@@ -70,12 +77,17 @@ public:
             maybe_insert(mine);
             return false;
         };
+        if constexpr (WaitPolicy::sticky) {
+            if (const node* last = last_combiner_.load(std::memory_order_relaxed); last != mine && last != nullptr)
+                sticky_combiner::defer_to_last_combiner(lock_, deferral_, done);
+        }
         if (lock_.wait_for(done)) {
             if (mine->pub.state.load(std::memory_order_acquire) != pub_state::done) {
                 ++passes_;
                 maybe_insert(mine);
                 in_pass = combine_list();
                 if (passes_ % CleanupEvery == 0) cleanup();
+                last_combiner_.store(mine, std::memory_order_relaxed);
             }
             lock_.unlock();
         }
@@ -89,6 +101,8 @@ public:
     const S& structure() const noexcept { return structure_; }
     // Passes, operations and persistence instructions since construction (stats.hpp).
     combining_stats stats() const noexcept { return stats_.snapshot(); }
+    // The sticky combiner's deferral budget (sticky_combiner.hpp; for tests).
+    unsigned deferral_budget() const noexcept { return deferral_.load(std::memory_order_relaxed); }
     // Publications linked now (for tests and statistics; exact only while quiescent).
     std::size_t linked_publications() const noexcept {
         std::size_t n = 0;
@@ -101,7 +115,7 @@ private:
         publication<request, response> pub;
         std::atomic<node*> next{nullptr};
         std::atomic<bool> linked{false};
-        std::uint64_t age = 0;  // combiner only: the last pass that served this publication
+        std::uint64_t age = 0;  // combiner only: a pass that served this publication, at most CleanupEvery - 1 before the last
     };
 
     node* my_node() {
@@ -127,7 +141,12 @@ private:
         ops_.clear();
         for (node* n = head_.load(std::memory_order_acquire); n; n = n->next.load(std::memory_order_acquire)) {
             if (n->pub.state.load(std::memory_order_acquire) != pub_state::pending) continue;
-            n->age = passes_;
+            // The age is refreshed once per CleanupEvery passes, not every pass: `next`,
+            // `linked` and `age` share a line that the owner reads while it waits, and a
+            // write every pass would pull that line away from it and back each time. A
+            // publication may so look up to CleanupEvery passes older than it is: unlinked
+            // after MaxAge - CleanupEvery idle passes at the earliest, which costs only a re-link.
+            if (passes_ - n->age >= CleanupEvery) n->age = passes_;
             batch_.push_back(n);
             ops_.push_back(&n->pub.op);
         }
@@ -172,6 +191,10 @@ private:
     const std::uint64_t id_ = next_pfc_instance_id();
     alignas(line) sync::futex_lock<WaitPolicy> lock_;
     alignas(line) std::atomic<node*> head_{nullptr};
+    // The sticky combiner (sticky_combiner.hpp): whose publication ran the last pass (only
+    // compared, never dereferenced: its thread may have exited), and the deferral budget.
+    alignas(line) std::atomic<const node*> last_combiner_{nullptr};
+    std::atomic<unsigned> deferral_{sticky_combiner::max_deferral};
     std::uint64_t passes_ = 0;         // combiner only
     std::vector<node*> batch_;         // combiner's scratch
     std::vector<slot<request, response>*> ops_;

@@ -17,7 +17,8 @@
 //
 // Engine selectors: use_pfc (publication list: threads may come and go, many instances),
 // use_fpfc (the fast variant: a slot per thread id), use_pfc_spin / use_fpfc_spin (pure
-// spinning, the thesis's no-futex ablation). The engine is a member (composition), not a base.
+// spinning, the thesis's no-futex ablation), use_pfc_not_sticky (the combiner lock goes to
+// whoever sees it free: PFC as before issue 23, the no-sticky ablation). The engine is a member (composition), not a base.
 //
 // Crash consistency: see persistent_vector_core.hpp. recover() must run after the heap's
 // recover() and before its finish_recovery() (the vector confirms the blocks it keeps).
@@ -52,6 +53,10 @@ struct use_pfc_spin {
 struct use_fpfc_spin {
     template <class S>
     using engine = combining::fpfc<S, sync::pure_spin>;
+};
+struct use_pfc_not_sticky {
+    template <class S>
+    using engine = combining::pfc<S, sync::not_sticky<sync::spin_then_futex<>>>;
 };
 }  // namespace containers
 

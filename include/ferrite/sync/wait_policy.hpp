@@ -6,6 +6,9 @@
 //                               futex word until woken (PFC thesis, Alg 5.5: the waiting that
 //                               keeps combining fast when threads outnumber cores)
 //   pure_spin                   spin (with a pause) forever: the "no-futex" ablation
+//   not_sticky<P>               P, but a waiter takes a free combiner lock at once instead of
+//                               leaving it to the thread that combined last
+//                               (combining/sticky_combiner.hpp): the "no-sticky" ablation
 //
 // The waiting itself is implemented where the word is (futex_lock.hpp). Every spin iteration
 // calls pmem::wait_hint(), which under the crash simulator hands control to another thread;
@@ -24,12 +27,19 @@ inline constexpr std::uint32_t word_contended = 2;
 
 struct pure_spin {
     static constexpr bool uses_futex = false;
+    static constexpr bool sticky = true;
 };
 
 template <unsigned SpinCount = 1024>
 struct spin_then_futex {
     static constexpr bool uses_futex = true;
     static constexpr unsigned spin_count = SpinCount;
+    static constexpr bool sticky = true;
+};
+
+template <class Policy>
+struct not_sticky : Policy {
+    static constexpr bool sticky = false;
 };
 
 }  // namespace ferrite::sync

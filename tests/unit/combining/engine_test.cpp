@@ -1,4 +1,4 @@
-// Both engines (PFC, FPFC) with both wait policies, on a fetch-and-add structure: every
+// Both engines (PFC, FPFC) with both wait policies (and PFC without its sticky combiner), on a fetch-and-add structure: every
 // request is applied exactly once, responses are those of some sequential order, batches
 // form under contention (threads > cores), and threads may start and exit during use.
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ using ferrite_test::counting_structure;
 template <class Engine>
 class EngineTest : public ::testing::Test {};
 using engines = ::testing::Types<pfc<counting_structure>, pfc<counting_structure, sync::pure_spin>,
+                                 pfc<counting_structure, sync::not_sticky<sync::spin_then_futex<>>>,
                                  fpfc<counting_structure>, fpfc<counting_structure, sync::pure_spin>>;
 TYPED_TEST_SUITE(EngineTest, engines);
 
@@ -105,6 +106,39 @@ TEST(EngineSingleThread, NoWaitingNoBatching) {
     pfc<counting_structure> e;
     for (int i = 0; i < 100; ++i) EXPECT_EQ(e.apply(2), 2u * i);
     EXPECT_DOUBLE_EQ(e.stats().mean_batch_size(), 1.0);
+}
+
+// PFC's sticky combiner (sticky_combiner.hpp): a thread that did not run the last pass leaves
+// a free lock alone for a while, waiting for the last combiner. Threads that take turns (one
+// operation each, never together) find the last combiner absent every time: each deferral
+// runs out and halves the budget, down to its floor, and every operation still completes.
+// Without the sticky combiner nobody defers and the budget stays where it started.
+template <class Engine>
+void take_turns(Engine& e, unsigned turns) {
+    for (unsigned i = 0; i < turns; ++i) std::thread([&] { (void)e.apply(1); }).join();
+}
+
+TEST(PfcStickyCombiner, DeferralToAnAbsentLastCombinerShrinksToItsFloor) {
+    using engine = pfc<counting_structure>;
+    engine e;
+    EXPECT_EQ(e.deferral_budget(), sticky_combiner::max_deferral);
+    take_turns(e, 1);
+    EXPECT_EQ(e.deferral_budget(), sticky_combiner::max_deferral) << "no deferral: nobody ran a pass before";
+    take_turns(e, 1);  // waits for the first thread, which has exited
+    EXPECT_EQ(e.deferral_budget(), sticky_combiner::max_deferral / 2);
+    (void)e.apply(1);  // this thread now, twice: the second is the last combiner itself
+    (void)e.apply(1);
+    EXPECT_EQ(e.deferral_budget(), sticky_combiner::max_deferral / 4);
+    take_turns(e, 16);
+    EXPECT_EQ(e.deferral_budget(), sticky_combiner::min_deferral);
+    EXPECT_EQ(e.structure().value, 20u);
+}
+
+TEST(PfcStickyCombiner, NotStickyNeverDefers) {
+    pfc<counting_structure, sync::not_sticky<sync::spin_then_futex<>>> e;
+    take_turns(e, 8);
+    EXPECT_EQ(e.deferral_budget(), sticky_combiner::max_deferral);
+    EXPECT_EQ(e.structure().value, 8u);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
-// ferrite/combining/dfc_sticky.hpp: DFC's sticky combiner, who runs the next phase.
+// ferrite/combining/sticky_combiner.hpp: the sticky combiner, who runs the next phase of
+// DFC (dfc.hpp) or the next pass of PFC (pfc.hpp).
 //
-// Not in the papers (docs/references.md, [DFC]): there, whoever wins the combiner lock runs
-// the phase. Here a thread whose operation is pending, and that did not run the last phase,
+// Not in the papers (docs/references.md, [DFC], [PFC]): there, whoever wins the combiner lock
+// runs the phase. Here a thread whose operation is pending, and that did not run the last phase,
 // leaves a free lock to the thread that did for up to `deferral` observations, so that this
 // thread (back with its next announcement in a few hundred nanoseconds) collects both, and
-// the combiner's lines (lock, epoch and roots, nodes, bitmap, scratch) stay in one core's
+// the combiner's lines (DFC: lock, epoch and roots, nodes, bitmap, scratch; PFC: lock, the
+// structure's state record and lines, the list walk's scratch) stay in one core's
 // cache. Adaptive: a deferral that saw the lock free and ended with the operation answered
 // doubles the budget (up to max_deferral); one that runs out, nobody having taken the lock
 // (the last combiner is busy elsewhere), halves it (down to min_deferral, a few, so that a
@@ -24,7 +26,7 @@
 
 namespace ferrite::combining {
 
-struct dfc_sticky {
+struct sticky_combiner {
     static constexpr unsigned min_deferral = 8;
     static constexpr unsigned max_deferral = 256;
     static constexpr unsigned no_combiner = ~0u;  // no thread has run a phase since open
