@@ -88,6 +88,30 @@ void refuse_lost_catalog(const pmem::pool& p) {
                            "restore the pool from a copy");
 }
 
+// A setup registers the heap, then the catalog, and nothing else; so a store whose setup
+// looks unfinished may hold those two entries and no other, and the catalog only after the
+// heap. Anything else is a damaged roots table (the table has no checksum: it changes while
+// the pool is open): a mutated heap entry's id, say, reads as "no heap yet", and finishing
+// the setup would then collide with the entry at the heap's place (a usage_error about
+// registering a heap, after the open had already marked the pool in use), or format a heap
+// over whatever the damaged entry still names. Refused before anything is written.
+void refuse_foreign_roots(const pmem::pool& p) {
+    const auto damaged = [&](const std::string& what) {
+        throw damaged_pool(pool_errc::damaged_state, "header roots", "",
+                           "pool '" + p.path().string() + "' is a store whose setup looks unfinished, but its roots "
+                           "table " + what + ": the table is damaged (a setup writes the heap's entry, then the "
+                           "catalog's, nothing else); nothing was changed: restore the pool from a copy");
+    };
+    for (const std::uint64_t e : p.roots().entries) {
+        if (e == 0) continue;
+        const auto id = pmem::root_entry_id(e);
+        if (id != pmem::root_ids::heap && id != pmem::root_ids::catalog)
+            damaged("holds an entry of root id " + std::to_string(id) + " at offset " +
+                    std::to_string(pmem::root_entry_offset(e)));
+    }
+    if (p.heap_offset() == 0 && p.catalog_offset() != 0) damaged("names a catalog but no heap");
+}
+
 }  // namespace
 
 bool setup_unfinished(const pmem::pool_ref& pool) noexcept {
@@ -121,6 +145,7 @@ store store::open_existing(const std::filesystem::path& path, std::string_view l
     }
     store s;
     if (setup_unfinished(p) || blank(p)) {
+        refuse_foreign_roots(p);
         refuse_lost_catalog(p);
         p.mark_in_use();
         finish_setup(p, {});

@@ -138,6 +138,45 @@ TEST_F(StoreTest, ALostCatalogEntryIsRefusedInsteadOfReplacedByAnEmptyCatalog) {
     EXPECT_EQ(error_kind([&] { (void)store::open_or_create(path_, "store-test", small); }), pool_errc::damaged_catalog);
 }
 
+// A roots entry whose id was damaged, in a pool whose setup was killed before its catalog
+// step (here: the catalog's entry cleared): the heap's entry names another root id, so the
+// store looks as if its setup had not registered a heap yet. Finishing the setup collided with the
+// damaged entry at the heap's offset (a usage_error, found by the pool fuzzer with seed 7),
+// after the open had marked the pool in use. Now it is damage, refused with nothing written.
+TEST_F(StoreTest, AHeapEntryWithADamagedIdIsRefusedUnchanged) {
+    {
+        auto s = store::create(path_, "store-test", small);
+        auto v = s.names().open_vector<std::uint64_t>("v", 2);
+        v->push_back(7);
+    }
+    std::uint64_t entry_at = 0;
+    std::uint64_t entry = 0;
+    std::uint64_t catalog_at = 0;
+    {
+        auto p = ferrite::pmem::pool::inspect(path_);
+        for (const auto& e : p.roots().entries) {
+            const auto at = static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(&e) - p.base());
+            if (ferrite::pmem::root_entry_id(e) == ferrite::pmem::root_ids::heap) {
+                entry_at = at;
+                entry = e;
+            }
+            if (ferrite::pmem::root_entry_id(e) == ferrite::pmem::root_ids::catalog) catalog_at = at;
+        }
+    }
+    ASSERT_NE(entry_at, 0u);
+    ASSERT_NE(catalog_at, 0u);
+    auto image = bytes();
+    std::memset(image.data() + catalog_at, 0, 8);
+    const std::uint64_t damaged = ferrite::pmem::root_entry(29697, ferrite::pmem::root_entry_offset(entry));
+    std::memcpy(image.data() + entry_at, &damaged, 8);
+    std::ofstream(path_, std::ios::binary | std::ios::trunc).write(image.data(), static_cast<std::streamsize>(image.size()));
+    EXPECT_EQ(error_kind([&] { (void)store::open(path_, "store-test"); }), pool_errc::damaged_state);
+    EXPECT_NE(last_message_.find("root id 29697"), std::string::npos) << last_message_;
+    EXPECT_EQ(bytes(), image) << "a refused open writes nothing";
+    EXPECT_EQ(error_kind([&] { (void)store::open_or_create(path_, "store-test", small); }), pool_errc::damaged_state);
+    EXPECT_EQ(bytes(), image);
+}
+
 // The other reading of a heap without a catalog entry: the setup was killed inside the
 // catalog's step, its first block allocated (pending) but not registered. The heap's recovery
 // frees that block, and the open finishes the setup.
