@@ -126,14 +126,17 @@ bool basic_tree<K>::erase(K key) {
     return true;
 }
 
-// The members defined here, for both key widths (tree.hpp's extern templates).
+// The members defined here, and the header's inline ones (the extern templates keep an
+// unoptimised build from instantiating them anywhere else), for both key widths.
 #define FERRITE_INDEX_TREE_WRITE(K)                                      \
     template basic_tree<K>::basic_tree();                                \
     template basic_tree<K>::basic_tree(basic_incll<K>&, node_base*, unsigned); \
     template basic_tree<K>::~basic_tree();                               \
     template basic_leaf<K>* basic_tree<K>::lock_leaf(K);                 \
     template bool basic_tree<K>::put(K, std::uint64_t, bool);            \
-    template bool basic_tree<K>::erase(K);
+    template bool basic_tree<K>::erase(K);                              \
+    template bool basic_tree<K>::insert_or_assign(K, std::uint64_t);    \
+    template bool basic_tree<K>::insert(K, std::uint64_t);
 FERRITE_INDEX_TREE_WRITE(std::uint64_t)
 FERRITE_INDEX_TREE_WRITE(key128)
 #undef FERRITE_INDEX_TREE_WRITE
