@@ -192,7 +192,7 @@ TEST(Tree16Concurrent, WritersAndReadersOnSharedHighWords) {
         ts.emplace_back([&, w] {
             std::mt19937_64 rng(w + 1);
             auto& m = models[w];
-            for (std::uint64_t i = 0; i < 15000; ++i) {
+            for (std::uint64_t i = 0; i < 10000; ++i) {
                 // high words 0..3 shared by every writer; the low word names the writer
                 const key128 k{rng() % 4, (rng() % 2000) * writers + w};
                 if (rng() % 4 == 0) {
