@@ -20,6 +20,11 @@
 // lazy_recovery = false recovers every node at open. ferrite::ordered_map
 // (containers/ordered_map.hpp) is the public, catalog-named face of this tree.
 //
+// Keys: basic_durable_tree<K> for K = std::uint64_t (durable_tree) or key128 (durable_tree16,
+// 16-byte keys, nodes of seven lines). The region records its key width as its layout version
+// (incll_layout.hpp); open() refuses a region of the other width with damaged_pool before it
+// writes anything.
+//
 // Concurrency: as tree.hpp; sync() may be called by any thread at any time.
 #pragma once
 

@@ -51,6 +51,11 @@
 // the commit line as pending until every node is (incll_lazy.hpp has the argument).
 //
 // What differs from the thesis, and why:
+//   * one engine for two key widths: basic_incll<K> (K = std::uint64_t, `incll`, or key128,
+//     key.hpp). Keys need no undo of their own (a key is written only into a slot free at
+//     the start of the epoch, or into a node logged whole), so only the node's geometry
+//     differs: five or seven lines (nodes.hpp: lines, key_line, first_value_line) and a log
+//     entry of one header line plus the node; the protocol and the argument are the same.
 //   * no wbinvd and no kernel module: the dirty lists name the lines to write back, so the
 //     boundary costs pwbs for the nodes written in the epoch, not a whole-cache flush.
 //   * the epoch boundary quiesces writers through per-shard locks (a thread takes its

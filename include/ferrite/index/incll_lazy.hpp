@@ -45,6 +45,10 @@
 // epoch with the recovered one; here the per-node state is a volatile byte array (a node's
 // media words could alias a later run), and the commit line names the pending epoch so that a
 // crash before every node was reached recovers correctly.
+//
+// Both classes are templates on the key type (basic_node_recovery<K>, basic_lazy_recovery<K>;
+// key.hpp), explicitly instantiated for 8-byte and 16-byte keys in incll_lazy.cpp: only the
+// node size and the lines a rollback writes back differ.
 #pragma once
 
 #include <atomic>
