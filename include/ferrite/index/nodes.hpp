@@ -102,7 +102,7 @@ struct alignas(64) basic_leaf : node_base, leaf_constants {
     std::atomic<std::uint64_t> node_epoch{0};         // InCLL: the epoch permutation_incll belongs to
     atomic_rel_ptr<basic_leaf> next;
     std::uint64_t modstate = modstate_insert;  // under the lock: a slot was freed by erase
-    std::uint64_t spare_ = 0;
+    std::uint64_t spare = 0;
     // lines 1-4
     const K low_key;  // fixed for the leaf's life: leaves never merge
     atomic_key<K> keys[width] = {};
