@@ -18,6 +18,14 @@
 //                  full log ends the epoch early, which would charge it extra boundaries),
 //                  tree-incll's the default 64 (only splits and conflicts use them).
 //
+//   tree-volatile-k16, tree-incll-k16
+//                  the same two trees instantiated for 16-byte keys (index::key128, nodes of
+//                  seven lines instead of five): the workload's key a is key128{P, a} for one
+//                  constant high word P, so every key shares its first 8 bytes (as string
+//                  keys with a common prefix do) and every comparison reads both words; the
+//                  map is monotone, so scans return the same keys in the same order as the
+//                  8-byte subjects, and the key stream is the same.
+//
 // The tree is filled with prefill_key(i) -> i for i < initial_size, in increasing key order,
 // before any worker attaches (appends to the rightmost leaf leave full leaves, tree_split.cpp).
 #include "bench/index/index_subjects.hpp"
@@ -41,25 +49,40 @@
 namespace ferrite::bench {
 namespace {
 
+// The workload's 8-byte key as the tree's key (above), and back.
+constexpr std::uint64_t k16_prefix = 0x6b65792d31363a00ull;  // "key-16:\0", one high word for all
+template <class W>
+W key_of(std::uint64_t a) noexcept {
+    if constexpr (sizeof(W) == 8) return a;
+    else return index::key128{k16_prefix, a};
+}
+inline std::uint64_t word_of(std::uint64_t k) noexcept { return k; }
+inline std::uint64_t word_of(const index::key128& k) noexcept { return k.lo; }
+
+template <class W>
 struct volatile_holder {
+    using key = W;
     explicit volatile_holder(const subject_config&) {}
-    index::tree& get() noexcept { return tree; }
-    const index::tree& get() const noexcept { return tree; }
-    index::tree tree;
+    index::basic_tree<W>& get() noexcept { return tree; }
+    const index::basic_tree<W>& get() const noexcept { return tree; }
+    index::basic_tree<W> tree;
 };
 
 // A scratch pool (removed at the end) whose root region holds the durable tree.
 // External_only: tree-undo's engine (the thesis's external-logging-only variant).
-template <bool ExternalOnly>
+template <bool ExternalOnly, class W = std::uint64_t>
 class incll_holder {
+    using durable_tree = index::basic_durable_tree<W>;
+
 public:
+    using key = W;
     explicit incll_holder(const subject_config& c)
         : path_((c.pool_dir.empty() ? std::filesystem::path("/dev/shm") : c.pool_dir) /
                 ((ExternalOnly ? "ferrite-bench-undo-" : "ferrite-bench-incll-") + std::to_string(::getpid()) + "-" + std::to_string(counter()++))),
           options_(options(nodes_for(c))),
-          bytes_(index::durable_tree::region_bytes(nodes_for(c), options_)),
+          bytes_(durable_tree::region_bytes(nodes_for(c), options_)),
           pool_(pmem::pool::create(path_, "ferrite-bench-incll", bytes_ + (4 << 20))) {
-        tree_ = index::durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_, options_);
+        tree_ = durable_tree::create(static_cast<std::byte*>(pool_.root_bytes(bytes_)), bytes_, options_);
     }
     ~incll_holder() {
         tree_.reset();
@@ -69,8 +92,8 @@ public:
     }
     incll_holder(const incll_holder&) = delete;
     incll_holder& operator=(const incll_holder&) = delete;
-    index::durable_tree& get() noexcept { return *tree_; }
-    const index::durable_tree& get() const noexcept { return *tree_; }
+    durable_tree& get() noexcept { return *tree_; }
+    const durable_tree& get() const noexcept { return *tree_; }
 
 private:
     // tree-undo's logs: one entry per 32 arena nodes, 64 to 16,384 per shard (small trees, as
@@ -97,33 +120,36 @@ private:
     index::incll_options options_;
     std::uint64_t bytes_;
     pmem::pool pool_;
-    std::unique_ptr<index::durable_tree> tree_;
+    std::unique_ptr<durable_tree> tree_;
 };
 
 template <class Holder>
 class tree_subject final : public subject {
+    using W = typename Holder::key;
+    static W k(std::uint64_t a) noexcept { return key_of<W>(a); }
+
 public:
     explicit tree_subject(const subject_config& c) : holder_(c), sinks_(c.threads) {
         auto& tree_ = holder_.get();
-        for (std::uint64_t i = 0; i < c.initial_size; ++i) tree_.insert(prefill_key(i), i);
+        for (std::uint64_t i = 0; i < c.initial_size; ++i) tree_.insert(k(prefill_key(i)), i);
     }
     void run(unsigned tid, op o, std::uint64_t a, std::uint64_t b) override {
         auto& tree_ = holder_.get();
         sink& out = sinks_[tid];
         switch (o) {
-        case op::contains: out.v += tree_.get(a).has_value(); break;
+        case op::contains: out.v += tree_.get(k(a)).has_value(); break;
         case op::get:
-            if (const auto v = tree_.get(a)) out.v += *v;
+            if (const auto v = tree_.get(k(a))) out.v += *v;
             break;
-        case op::scan: tree_.scan(a, b, [&](std::uint64_t, std::uint64_t v) { out.v += v; }); break;
-        case op::insert: tree_.insert(a, b); break;
-        case op::put: tree_.insert_or_assign(a, b); break;
-        case op::erase: tree_.erase(a); break;
+        case op::scan: tree_.scan(k(a), b, [&](const W&, std::uint64_t v) { out.v += v; }); break;
+        case op::insert: tree_.insert(k(a), b); break;
+        case op::put: tree_.insert_or_assign(k(a), b); break;
+        case op::erase: tree_.erase(k(a)); break;
         default: break;  // not offered: the kind lists what it supports
         }
     }
     bool visit(const std::function<void(std::uint64_t, std::uint64_t)>& f) const override {
-        holder_.get().scan(0, std::numeric_limits<std::size_t>::max(), f);
+        holder_.get().scan(W{}, std::numeric_limits<std::size_t>::max(), [&](const W& key, std::uint64_t v) { f(word_of(key), v); });
         return true;
     }
     std::optional<std::uint64_t> read_checksum(unsigned tid) const override { return sinks_[tid].v; }
@@ -140,7 +166,7 @@ void register_index_subjects(std::vector<subject_kind>& out) {
                    "Masstree-style B+-tree (index/): width-14 permutation leaves, lock-free optimistic readers, "
                    "a lock per node (issue 21's volatile baseline)",
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<volatile_holder>>(c); },
+                   [](const subject_config& c) { return std::make_unique<tree_subject<volatile_holder<std::uint64_t>>>(c); },
                    op_family::keyed});
     out.push_back({"tree-incll",
                    "the same tree made durable by InCLL (index/durable_tree.hpp): in-line undo words, external "
@@ -153,6 +179,18 @@ void register_index_subjects(std::vector<subject_kind>& out) {
                    "words): each node's first change per 64 ms epoch logs the node (pwb, pfence) first (issue 21)",
                    {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
                    [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<true>>>(c); },
+                   op_family::keyed});
+    out.push_back({"tree-volatile-k16",
+                   "tree-volatile with 16-byte keys (index::key128; key a is {one shared high word, a}): seven-line "
+                   "nodes, two-word comparisons (issue 21)",
+                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
+                   [](const subject_config& c) { return std::make_unique<tree_subject<volatile_holder<index::key128>>>(c); },
+                   op_family::keyed});
+    out.push_back({"tree-incll-k16",
+                   "tree-incll with 16-byte keys (index::key128; key a is {one shared high word, a}): the same InCLL "
+                   "engine over seven-line nodes (issue 21)",
+                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
+                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<false, index::key128>>>(c); },
                    op_family::keyed});
 }
 

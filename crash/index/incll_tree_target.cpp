@@ -26,6 +26,14 @@
 // working: inserts that split, erases, a sync, a clean reopen, all checked against the copy
 // continued.
 //
+// Key width, shared points: seeds with seed % 4 >= 2 run the tree of 16-byte keys (key128)
+// instead, so the target's points (and CI time) are shared between the widths rather than a
+// campaign added; with the lazy/eager split on seed % 2, every run of four consecutive seeds
+// covers 8-byte eager, 8-byte lazy, 16-byte eager and 16-byte lazy. The workload's key k maps
+// to key128{k / 64, (k % 64) * (2^57 + 1)}: 64 keys share each high word (a leaf's keys and
+// most separators differ only in the low word), keys k and k + 64 differ only in the high
+// word, and the map is monotone, so the checker's model stays in workload keys.
+//
 // `undo-tree`: the same workload and checker over the external-logging-only engine
 // (incll_options::external_only, bench subject tree-undo): every change goes through the
 // external log, so its pwb/pfence sites (log entry, boundary, commit) are the ones mutated.
@@ -45,7 +53,6 @@
 namespace ferrite::crash::index_targets {
 namespace {
 
-using index::durable_tree;
 using contents_map = std::map<std::uint64_t, std::uint64_t>;
 
 constexpr std::uint64_t key_range = 192;
@@ -61,11 +68,26 @@ index::incll_options tree_options(bool external_only) {
     o.external_only = external_only;
     return o;
 }
-std::uint64_t region_bytes() { return durable_tree::region_bytes(arena_nodes, tree_options(false)); }
+template <class W>
+std::uint64_t region_bytes() {
+    return index::basic_durable_tree<W>::region_bytes(arena_nodes, tree_options(false));
+}
+bool wide_keys(const sim::run_config& c) { return c.seed % 4 >= 2; }
 
-contents_map contents_of(const durable_tree& t) {
+// Workload keys <-> the tree's keys (above); monotone both ways.
+constexpr std::uint64_t low_step = (std::uint64_t{1} << 57) + 1;
+template <class W>
+W to_key(std::uint64_t k) noexcept {
+    if constexpr (sizeof(W) == 8) return k;
+    else return index::key128{k / 64, (k % 64) * low_step};
+}
+std::uint64_t from_key(std::uint64_t k) noexcept { return k; }
+std::uint64_t from_key(const index::key128& k) noexcept { return k.hi * 64 + k.lo / low_step; }
+
+template <class W>
+contents_map contents_of(const index::basic_durable_tree<W>& t) {
     contents_map m;
-    t.scan(0, std::numeric_limits<std::size_t>::max(), [&](std::uint64_t k, std::uint64_t v) { m.emplace(k, v); });
+    t.scan(W{}, std::numeric_limits<std::size_t>::max(), [&](const W& k, std::uint64_t v) { m.emplace(from_key(k), v); });
     return m;
 }
 
@@ -94,7 +116,12 @@ std::string first_difference(const contents_map& got, const contents_map& want) 
     return "";
 }
 
+template <class W>
 class tree_workload final : public sim::workload {
+    using durable_tree = index::basic_durable_tree<W>;
+    static std::uint64_t region_bytes() { return index_targets::region_bytes<W>(); }
+    static W key(std::uint64_t k) noexcept { return to_key<W>(k); }
+
 public:
     tree_workload(pmem::pool& p, const sim::run_config& c, bool external_only)
         : config_(c), external_only_(external_only), progress_(c.threads), synced_(c.threads * c.ops_per_thread) {
@@ -106,23 +133,23 @@ public:
             history_[epoch] = std::move(m);
         };
         tree_ = durable_tree::create(region_, region_bytes(), o);
-        for (std::uint64_t i = 0; i < preload; ++i) tree_->insert(i * key_range / preload, i);
+        for (std::uint64_t i = 0; i < preload; ++i) tree_->insert(key(i * key_range / preload), i);
         tree_->sync();
     }
 
     void run_thread(unsigned tid) override {
         for (std::uint64_t i = 0; i < config_.ops_per_thread; ++i) {
             const std::uint64_t r = sim::mix(config_.seed, tid * 1000003 + i);
-            const std::uint64_t key = r % key_range;
+            const std::uint64_t k = r % key_range;
             const std::uint64_t value = (r >> 40) & 1 ? r : (r >> 48);  // wide or narrow
             progress_.begin(tid);
             if (i % 5 == 4) {
                 synced_[tid * config_.ops_per_thread + i].store(tree_->sync(), std::memory_order_release);
             } else {
                 switch ((r >> 32) % 4) {
-                    case 0: tree_->erase(key); break;
-                    case 1: tree_->insert(key, value); break;
-                    default: tree_->insert_or_assign(key, value); break;
+                    case 0: tree_->erase(key(k)); break;
+                    case 1: tree_->insert(key(k), value); break;
+                    default: tree_->insert_or_assign(key(k), value); break;
                 }
             }
             progress_.end(tid);
@@ -141,15 +168,15 @@ public:
         o.lazy_recovery = config_.seed % 2 == 1;  // odd seeds lazy, even eager: both crash-tested
         auto* region = static_cast<std::byte*>(image.root_bytes(region_bytes()));
         auto t = durable_tree::open(region, region_bytes(), o);
-        for (const auto& [k, v] : second_life()) t->insert_or_assign(k, v + 1);
+        for (const auto& [k, v] : second_life()) t->insert_or_assign(key(k), v + 1);
         t->sync();  // lazily: an epoch commits while most nodes are still unrecovered
-        for (const auto& [k, v] : second_life()) t->insert_or_assign(k, v);
+        for (const auto& [k, v] : second_life()) t->insert_or_assign(key(k), v);
         t.reset();  // a clean close: finish() (lazy recovery's write-backs), then the last commit
         // A third life after the close, so that crash points follow the close's finish():
         // a reopen (lazy again) and a write and sync that leave the contents as they are.
         auto u = durable_tree::open(region, region_bytes(), o);
         const contents_map life = second_life();
-        u->insert_or_assign(life.begin()->first, life.begin()->second);
+        u->insert_or_assign(key(life.begin()->first), life.begin()->second);
         u->sync();
     }
     static contents_map second_life() {
@@ -189,12 +216,12 @@ public:
         }
         // The recovered tree keeps working: new keys (splits), erases, a sync, a reopen.
         for (std::uint64_t k = 0; k < 40; ++k) {
-            const std::uint64_t key = key_range + 1000 + k * 3;
-            t->insert_or_assign(key, k);
-            want[key] = k;
+            const std::uint64_t n = key_range + 1000 + k * 3;
+            t->insert_or_assign(key(n), k);
+            want[n] = k;
         }
         for (std::uint64_t k = 0; k < key_range; k += 7) {
-            t->erase(k);
+            t->erase(key(k));
             want.erase(k);
         }
         t->sync();
@@ -216,24 +243,31 @@ private:
     std::unique_ptr<durable_tree> tree_;  // last: destroyed (its closing sync runs the hook) first
 };
 
+std::unique_ptr<sim::workload> make_workload(pmem::pool& p, const sim::run_config& c, bool external_only) {
+    if (wide_keys(c)) return std::make_unique<tree_workload<index::key128>>(p, c, external_only);
+    return std::make_unique<tree_workload<std::uint64_t>>(p, c, external_only);
+}
+// The campaign sizes the pool before it knows a run's seed: room for the wider tree.
+std::uint64_t pool_bytes(const sim::run_config&) {
+    return region_bytes<index::key128>() + (64 << 10);
+}
+
 }  // namespace
 
 void register_incll_tree_target(sim::target_registry& r) {
     r.add(std::make_unique<sim::simple_target>(
         sim::simple_target(
             "incll-tree",
-            "the durable Masstree-style tree (InCLL): writers on shared keys, leaf and interior splits, root growth, "
+            "the durable Masstree-style tree (InCLL; 8-byte keys, 16-byte keys on seeds 2 and 3 mod 4): writers on shared keys, leaf and interior splits, root growth, "
             "epoch ends by sync() and full logs; recovered contents must equal the end of an epoch >= every returned sync()",
-            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<tree_workload>(p, c, false); },
-            [](const sim::run_config&) { return region_bytes() + (64 << 10); })
+            [](pmem::pool& p, const sim::run_config& c) { return make_workload(p, c, false); }, pool_bytes)
             .with_mutation_scope({"src/index/", "include/ferrite/index/"})));
     r.add(std::make_unique<sim::simple_target>(
         sim::simple_target(
             "undo-tree",
             "the same tree and checker over external undo logging only (incll_options::external_only, bench "
             "tree-undo): every node's first change per epoch is logged whole first",
-            [](pmem::pool& p, const sim::run_config& c) { return std::make_unique<tree_workload>(p, c, true); },
-            [](const sim::run_config&) { return region_bytes() + (64 << 10); })
+            [](pmem::pool& p, const sim::run_config& c) { return make_workload(p, c, true); }, pool_bytes)
             // The engine's run-time sites. Recovery (incll_recovery.cpp) is shared with
             // incll-tree, whose mutation kills all of its sites; here its last pfence (the
             // commit line's) survives: a second life on the recovering thread fences its first

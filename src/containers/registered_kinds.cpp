@@ -30,6 +30,7 @@ const kind_ops* const kinds[] = {
     &ordered_map_kind,    // 11
     &dpfc_stack_kind,     // 12
     &dpfc_queue_kind,     // 13
+    &ordered_map_k16_kind,  // 14
 };
 
 }  // namespace

@@ -25,34 +25,37 @@ void check_options(const incll_options& o) {
 
 }  // namespace
 
-std::uint64_t durable_tree::region_bytes(std::uint64_t nodes, const incll_options& options) {
+template <class K>
+std::uint64_t basic_durable_tree<K>::region_bytes(std::uint64_t nodes, const incll_options& options) {
     check_options(options);
-    return layout::bytes_for(options.shards, options.log_entries, nodes);
+    return layout::bytes_for<K>(options.shards, options.log_entries, nodes);
 }
 
-std::unique_ptr<durable_tree> durable_tree::create(std::byte* region, std::uint64_t bytes, incll_options options) {
+template <class K>
+auto basic_durable_tree<K>::create(std::byte* region, std::uint64_t bytes, incll_options options) -> std::unique_ptr<durable_tree> {
     check_options(options);
     if (reinterpret_cast<std::uintptr_t>(region) % 64 != 0) throw usage_error("durable tree: the region must be 64-byte aligned");
-    const std::uint64_t fixed = layout::bytes_for(options.shards, options.log_entries, 0);
-    if (bytes < fixed + 4 * layout::node_bytes) throw usage_error("durable tree: the region is too small");
+    constexpr std::uint64_t node_bytes = node_bytes_of<K>;
+    const std::uint64_t fixed = layout::bytes_for<K>(options.shards, options.log_entries, 0);
+    if (bytes < fixed + 4 * node_bytes) throw usage_error("durable tree: the region is too small");
     layout::geometry g{};
     g.magic = 0;
-    g.version = layout::layout_version;
+    g.version = layout::version_of<K>;
     g.region_bytes = bytes;
     g.shards = options.shards;
     g.log_entries = options.log_entries;
     g.logs_offset = layout::header_bytes;
     g.arena_offset = fixed;
-    g.arena_nodes = (bytes - fixed) / layout::node_bytes;
+    g.arena_nodes = (bytes - fixed) / node_bytes;
     auto* geometry = reinterpret_cast<layout::geometry*>(region);
     *geometry = g;
-    auto* logs = reinterpret_cast<layout::log_entry*>(region + g.logs_offset);
+    auto* logs = reinterpret_cast<layout::basic_log_entry<K>*>(region + g.logs_offset);
     for (std::uint64_t i = 0; i < g.shards * g.log_entries; ++i) {
         logs[i].epoch = 0;
         pmem::pwb(&logs[i]);
     }
-    auto* root = new (region + g.arena_offset) leaf(node_version::root_bit, 0);
-    pmem::pwb_range(root, layout::node_bytes);
+    auto* root = new (region + g.arena_offset) basic_leaf<K>(node_version::root_bit, K{});
+    pmem::pwb_range(root, node_bytes);
     auto* c = reinterpret_cast<layout::commit_line*>(region + 64);
     *c = layout::commit_line{};
     c->slots[1] = layout::commit_slot{g.arena_offset, 1, 1};
@@ -65,24 +68,27 @@ std::unique_ptr<durable_tree> durable_tree::create(std::byte* region, std::uint6
     pmem::pfence();
     // Nothing can be pending in a new tree: recover it eagerly (one leaf), so that the commit
     // line names no pending epoch and the next open after a crash may be lazy.
-    incll_recovered r = incll_recover(region, bytes, false);
+    basic_incll_recovered<K> r = incll_recover<K>(region, bytes, false);
     return std::unique_ptr<durable_tree>(new durable_tree(region, options, std::move(r)));
 }
 
-std::unique_ptr<durable_tree> durable_tree::open(std::byte* region, std::uint64_t bytes, incll_options options) {
+template <class K>
+auto basic_durable_tree<K>::open(std::byte* region, std::uint64_t bytes, incll_options options) -> std::unique_ptr<durable_tree> {
     check_options(options);
-    incll_recovered r = incll_recover(region, bytes, options.lazy_recovery);
+    basic_incll_recovered<K> r = incll_recover<K>(region, bytes, options.lazy_recovery);
     return std::unique_ptr<durable_tree>(new durable_tree(region, options, std::move(r)));
 }
 
-durable_tree::durable_tree(std::byte* region, const incll_options& options, incll_recovered r)
-    : engine_(std::make_unique<incll>(region, options)) {
+template <class K>
+basic_durable_tree<K>::basic_durable_tree(std::byte* region, const incll_options& options, basic_incll_recovered<K> r)
+    : engine_(std::make_unique<basic_incll<K>>(region, options)) {
     engine_->adopt(std::move(r.lazy));
-    tree_ = std::make_unique<tree>(*engine_, r.root, r.height);
+    tree_ = std::make_unique<basic_tree<K>>(*engine_, r.root, r.height);
     engine_->start_ticker();
 }
 
-durable_tree::~durable_tree() {
+template <class K>
+basic_durable_tree<K>::~basic_durable_tree() {
     engine_->stop_ticker();
     try {
         engine_->finish_recovery();  // a clean close leaves nothing pending: the next open is lazy again
@@ -93,5 +99,8 @@ durable_tree::~durable_tree() {
     } catch (...) {  // a before_commit hook's: the epoch stays undone, as after a crash
     }
 }
+
+template class basic_durable_tree<std::uint64_t>;
+template class basic_durable_tree<key128>;
 
 }  // namespace ferrite::index

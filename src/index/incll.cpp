@@ -20,19 +20,32 @@ namespace words = incll_words;
 
 std::atomic<unsigned> next_thread_number{0};
 
-constexpr unsigned all_lines = 31;
+// dirty_epoch = (epoch << line_shift) | the lines written (bit i: line i): five lines with
+// 8-byte keys (shift 5, as before keys were a parameter), seven with 16-byte keys (shift 8).
+template <class K>
+constexpr unsigned line_shift = basic_leaf<K>::lines <= 5 ? 5 : 8;
+template <class K>
+constexpr unsigned all_lines = (1u << basic_leaf<K>::lines) - 1;
+static_assert(all_lines<std::uint64_t> == 31 && all_lines<key128> == 127);
 constexpr unsigned line_bit(unsigned line) noexcept { return 1u << line; }
-constexpr unsigned key_line(unsigned slot) noexcept { return line_bit(1 + slot / 8); }
-constexpr unsigned value_line(unsigned slot) noexcept { return line_bit(3 + slot / leaf::values_per_line); }
-
-std::uint64_t& dirty_epoch_of(node_base* n) noexcept {
-    return n->is_leaf() ? static_cast<leaf*>(n)->dirty_epoch : static_cast<interior*>(n)->dirty_epoch;
+template <class K>
+constexpr unsigned key_line(unsigned slot) noexcept { return line_bit(basic_leaf<K>::key_line(slot)); }
+template <class K>
+constexpr unsigned value_line(unsigned slot) noexcept {
+    return line_bit(basic_leaf<K>::first_value_line + slot / leaf_constants::values_per_line);
 }
+
+template <class K>
+std::uint64_t& dirty_epoch_of(node_base* n) noexcept {
+    return n->is_leaf() ? static_cast<basic_leaf<K>*>(n)->dirty_epoch : static_cast<basic_interior<K>*>(n)->dirty_epoch;
+}
+template <class K>
 std::uint64_t& logged_epoch_of(node_base* n) noexcept {
-    return n->is_leaf() ? static_cast<leaf*>(n)->logged_epoch : static_cast<interior*>(n)->logged_epoch;
+    return n->is_leaf() ? static_cast<basic_leaf<K>*>(n)->logged_epoch : static_cast<basic_interior<K>*>(n)->logged_epoch;
 }
 // The leaf's permutation at the start of the current epoch e.
-permutation start_permutation(const leaf* l, std::uint64_t e) noexcept {
+template <class K>
+permutation start_permutation(const basic_leaf<K>* l, std::uint64_t e) noexcept {
     if (l->node_epoch.load(std::memory_order_relaxed) == e)
         return permutation(l->permutation_incll.load(std::memory_order_relaxed));
     return permutation(l->perm.load(std::memory_order_relaxed));
@@ -40,42 +53,54 @@ permutation start_permutation(const leaf* l, std::uint64_t e) noexcept {
 
 }  // namespace
 
-incll::incll(std::byte* region, const incll_options& options)
+template <class K>
+basic_incll<K>::basic_incll(std::byte* region, const incll_options& options)
     : region_(region), options_(options), geometry_(*reinterpret_cast<const layout::geometry*>(region)) {
     shards_ = std::make_unique<shard[]>(geometry_.shards);
     chunk_start_.assign(geometry_.shards + 1, 0);
-    auto* logs = reinterpret_cast<layout::log_entry*>(region_ + geometry_.logs_offset);
+    auto* logs = reinterpret_cast<log_entry*>(region_ + geometry_.logs_offset);
     for (std::uint64_t i = 0; i < geometry_.shards; ++i) shards_[i].log = logs + i * geometry_.log_entries;
     const std::uint64_t d = durable_epoch();
     epoch_.store(d + 1, std::memory_order_relaxed);
     bump_.store(commit().slots[d & 1].allocated, std::memory_order_relaxed);
 }
 
-incll::~incll() { stop_ticker(); }
+template <class K>
+basic_incll<K>::~basic_incll() {
+    stop_ticker();
+}
 
-void incll::attach(std::atomic<node_base*>* root, std::atomic<unsigned>* height) {
+template <class K>
+void basic_incll<K>::attach(std::atomic<node_base*>* root, std::atomic<unsigned>* height) {
     root_ = root;
     height_ = height;
 }
 
-std::uint64_t incll::durable_epoch() const noexcept {
+template <class K>
+std::uint64_t basic_incll<K>::durable_epoch() const noexcept {
     return std::atomic_ref<std::uint64_t>(commit().durable_epoch).load(std::memory_order_acquire);
 }
-std::uint64_t incll::state_epoch() const noexcept {
+template <class K>
+std::uint64_t basic_incll<K>::state_epoch() const noexcept {
     const std::uint64_t d = durable_epoch();
     return commit().slots[d & 1].state_epoch;
 }
 
-incll::shard& incll::mine() noexcept {
+template <class K>
+auto basic_incll<K>::mine() noexcept -> shard& {
     thread_local const unsigned number = next_thread_number.fetch_add(1, std::memory_order_relaxed);
     return shards_[number % geometry_.shards];
 }
 
-void incll::lock_shard(shard& s) noexcept { lock_helping(s.lock); }
+template <class K>
+void basic_incll<K>::lock_shard(shard& s) noexcept {
+    lock_helping(s.lock);
+}
 
 // Waits through pmem::wait_hint (the crash simulator passes its token there), helping with an
 // open write-back while the lock is held by an epoch end.
-void incll::lock_helping(std::atomic<std::uint32_t>& lock) noexcept {
+template <class K>
+void basic_incll<K>::lock_helping(std::atomic<std::uint32_t>& lock) noexcept {
     for (unsigned spins = 0; lock.exchange(1, std::memory_order_acquire) != 0;) {
         while (lock.load(std::memory_order_relaxed) != 0) {
             if (claim_.load(std::memory_order_relaxed) != 0) write_back_claimed(true);
@@ -85,7 +110,8 @@ void incll::lock_helping(std::atomic<std::uint32_t>& lock) noexcept {
     }
 }
 
-void incll::write_back_claimed(bool helper) noexcept {
+template <class K>
+void basic_incll<K>::write_back_claimed(bool helper) noexcept {
     std::uint64_t claimed = 0;
     std::uint64_t nodes = 0;
     std::uint64_t w = claim_.load(std::memory_order_acquire);
@@ -105,9 +131,9 @@ void incll::write_back_claimed(bool helper) noexcept {
         nodes += to - from;
         for (std::size_t x = from; x < to; ++x) {
             node_base* d = s.dirty[x];
-            const std::uint64_t lines = dirty_epoch_of(d) & all_lines;
+            const std::uint64_t lines = dirty_epoch_of<K>(d) & all_lines<K>;
             const auto* base = reinterpret_cast<const std::byte*>(d);
-            for (unsigned line = 0; line < 5; ++line)
+            for (unsigned line = 0; line < leaf::lines; ++line)
                 if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
         }
         ++claimed;
@@ -120,7 +146,8 @@ void incll::write_back_claimed(bool helper) noexcept {
     done_.fetch_add(claimed, std::memory_order_release);
 }
 
-incll::op_scope::op_scope(incll* e) : e_(e) {
+template <class K>
+basic_incll<K>::op_scope::op_scope(basic_incll* e) : e_(e) {
     shard& s = e->mine();
     for (;;) {
         e->lock_shard(s);
@@ -132,29 +159,34 @@ incll::op_scope::op_scope(incll* e) : e_(e) {
     }
 }
 
-incll::op_scope::~op_scope() { unlock_shard(e_->mine()); }
+template <class K>
+basic_incll<K>::op_scope::~op_scope() {
+    unlock_shard(e_->mine());
+}
 
-void incll::touch(node_base* n, unsigned lines) noexcept {
+template <class K>
+void basic_incll<K>::touch(node_base* n, unsigned lines) noexcept {
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
-    std::uint64_t& d = dirty_epoch_of(n);
-    if ((d >> 5) == e) {
+    std::uint64_t& d = dirty_epoch_of<K>(n);
+    if ((d >> line_shift<K>) == e) {
         d |= lines;
         return;
     }
-    d = (e << 5) | lines;
+    d = (e << line_shift<K>) | lines;
     mine().dirty.push_back(n);  // std::bad_alloc here ends the process (noexcept)
 }
 
-void incll::log_node(node_base* n) noexcept {
+template <class K>
+void basic_incll<K>::log_node(node_base* n) noexcept {
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
-    std::uint64_t& logged = logged_epoch_of(n);
+    std::uint64_t& logged = logged_epoch_of<K>(n);
     if (logged == e) return;
     shard& s = mine();
-    layout::log_entry& entry = s.log[s.log_used++];  // op_scope made room
+    log_entry& entry = s.log[s.log_used++];  // op_scope made room
     entry.epoch = e;
     entry.node = offset_of(n);
     auto* words_of_node = reinterpret_cast<std::uint64_t*>(n);
-    for (unsigned i = 0; i < layout::node_bytes / 8; ++i)
+    for (unsigned i = 0; i < node_bytes / 8; ++i)
         entry.image[i] = std::atomic_ref<std::uint64_t>(words_of_node[i]).load(std::memory_order_relaxed);
     std::uint64_t h = pmem::fnv1a64(&entry.epoch, 16);
     entry.checksum = pmem::fnv1a64(entry.image, sizeof(entry.image), h);
@@ -162,10 +194,11 @@ void incll::log_node(node_base* n) noexcept {
     pmem::pfence();  // the entry is durable before the node's first change in this epoch
     logged = e;
     external_.fetch_add(1, std::memory_order_relaxed);
-    touch(n, all_lines);  // a logged node may be rewritten whole
+    touch(n, all_lines<K>);  // a logged node may be rewritten whole
 }
 
-void incll::before_perm_store(leaf* l) {
+template <class K>
+void basic_incll<K>::before_perm_store(leaf* l) {
     touch(l, line_bit(0));
     if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
@@ -177,16 +210,18 @@ void incll::before_perm_store(leaf* l) {
     }
 }
 
-void incll::before_slot_write(leaf* l, unsigned slot) {
-    touch(l, key_line(slot) | value_line(slot));
+template <class K>
+void basic_incll<K>::before_slot_write(leaf* l, unsigned slot) {
+    touch(l, key_line<K>(slot) | value_line<K>(slot));
     if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
     if (words::is_live(start_permutation(l, e), slot)) log_node(l);  // insert after remove
 }
 
-void incll::before_value_store(leaf* l, unsigned slot) {
-    touch(l, value_line(slot));
+template <class K>
+void basic_incll<K>::before_value_store(leaf* l, unsigned slot) {
+    touch(l, value_line<K>(slot));
     if (options_.external_only) return log_node(l);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     if (l->logged_epoch == e) return;
@@ -206,12 +241,14 @@ void incll::before_value_store(leaf* l, unsigned slot) {
     line.value_incll.store(words::encode(index, old, e), std::memory_order_release);  // before the value
 }
 
-void incll::before_rewrite(node_base* n) {
-    touch(n, all_lines);
+template <class K>
+void basic_incll<K>::before_rewrite(node_base* n) {
+    touch(n, all_lines<K>);
     log_node(n);
 }
 
-void incll::reserve(unsigned nodes) {
+template <class K>
+void basic_incll<K>::reserve(unsigned nodes) {
     shard& s = mine();
     while (s.stock.size() < nodes) {
         std::uint64_t at = bump_.load(std::memory_order_relaxed);
@@ -222,43 +259,47 @@ void incll::reserve(unsigned nodes) {
                 throw out_of_memory(m);
             }
         } while (!bump_.compare_exchange_weak(at, at + 1, std::memory_order_relaxed));
-        s.stock.push_back(region_ + geometry_.arena_offset + at * layout::node_bytes);
+        s.stock.push_back(region_ + geometry_.arena_offset + at * node_bytes);
     }
 }
 
-void* incll::take_node() noexcept {
+template <class K>
+void* basic_incll<K>::take_node() noexcept {
     shard& s = mine();
     if (s.stock.empty()) {
         // The tree grew by more than one level since reserve() (as the volatile tree's stock).
         const std::uint64_t at = bump_.fetch_add(1, std::memory_order_relaxed);
         if (at >= geometry_.arena_nodes) std::terminate();
-        return region_ + geometry_.arena_offset + at * layout::node_bytes;
+        return region_ + geometry_.arena_offset + at * node_bytes;
     }
     void* p = s.stock.back();
     s.stock.pop_back();
     return p;
 }
 
-leaf* incll::make_leaf(std::uint64_t version, std::uint64_t low) noexcept {
+template <class K>
+auto basic_incll<K>::make_leaf(std::uint64_t version, K low) noexcept -> leaf* {
     auto* l = new (take_node()) leaf(version, low);
     l->logged_epoch = epoch_.load(std::memory_order_relaxed);  // new: unreachable after a rollback
-    touch(l, all_lines);
+    touch(l, all_lines<K>);
     return l;
 }
 
-interior* incll::make_interior(std::uint64_t version) noexcept {
+template <class K>
+auto basic_incll<K>::make_interior(std::uint64_t version) noexcept -> interior* {
     auto* n = new (take_node()) interior(version);
     n->logged_epoch = epoch_.load(std::memory_order_relaxed);
-    touch(n, all_lines);
+    touch(n, all_lines<K>);
     return n;
 }
 
-std::uint64_t incll::sync() {
+template <class K>
+std::uint64_t basic_incll<K>::sync() {
     lock_helping(advance_);  // a second sync() helps the one in progress
     const std::uint64_t n = geometry_.shards;
     for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);
     struct unlock_all {
-        incll* e;
+        basic_incll* e;
         ~unlock_all() {
             for (std::uint64_t i = 0; i < e->geometry_.shards; ++i) unlock_shard(e->shards_[i]);
             e->advance_.store(0, std::memory_order_release);
@@ -310,15 +351,18 @@ std::uint64_t incll::sync() {
     return e;
 }
 
-void incll::recover_all() const {
+template <class K>
+void basic_incll<K>::recover_all() const {
     if (lazy_) lazy_->recover_all(root_->load(std::memory_order_acquire));
 }
 
-void incll::finish_recovery() {
+template <class K>
+void basic_incll<K>::finish_recovery() {
     if (lazy_) lazy_->finish(root_->load(std::memory_order_relaxed));
 }
 
-void incll::scrub_value_words() {
+template <class K>
+void basic_incll<K>::scrub_value_words() {
     // A pending undo word must be applied, not cleared: lazy recovery ends first. (If it
     // finds a damaged node it throws, and this sync() with it: the epoch stays committed.)
     finish_recovery();
@@ -335,13 +379,15 @@ void incll::scrub_value_words() {
     if (wrote) pmem::pfence();
 }
 
-void incll::start_ticker() {
+template <class K>
+void basic_incll<K>::start_ticker() {
     if (options_.epoch_length.count() <= 0 || ticker_.joinable()) return;
     ticker_stop_ = false;
     ticker_ = std::thread([this] { ticker_loop(); });
 }
 
-void incll::stop_ticker() noexcept {
+template <class K>
+void basic_incll<K>::stop_ticker() noexcept {
     if (!ticker_.joinable()) return;
     {
         std::lock_guard g(ticker_mutex_);
@@ -351,7 +397,8 @@ void incll::stop_ticker() noexcept {
     ticker_.join();
 }
 
-void incll::ticker_loop() {
+template <class K>
+void basic_incll<K>::ticker_loop() {
     std::unique_lock g(ticker_mutex_);
     while (!ticker_cv_.wait_for(g, options_.epoch_length, [this] { return ticker_stop_; })) {
         g.unlock();
@@ -363,7 +410,8 @@ void incll::ticker_loop() {
     }
 }
 
-incll::stats incll::statistics() const noexcept {
+template <class K>
+incll_stats basic_incll<K>::statistics() const noexcept {
     stats s;
     s.commits = commits_.load(std::memory_order_relaxed);
     s.nodes_written_back = written_back_.load(std::memory_order_relaxed);
@@ -371,5 +419,8 @@ incll::stats incll::statistics() const noexcept {
     s.shards_helped = helped_.load(std::memory_order_relaxed);
     return s;
 }
+
+template class basic_incll<std::uint64_t>;
+template class basic_incll<key128>;
 
 }  // namespace ferrite::index

@@ -31,16 +31,19 @@ void spin_lock(std::atomic<std::uint32_t>& lock) noexcept {
 
 }  // namespace
 
-node_base* node_recovery::node_at(std::uint64_t off, const char* what) const {
+template <class K>
+node_base* basic_node_recovery<K>::node_at(std::uint64_t off, const char* what) const {
     if (!is_node_offset(off)) fail(std::string(what).append(" is at offset ").append(num(off)).append(", not an allocated node"));
     return reinterpret_cast<node_base*>(region_ + off);
 }
 
-bool node_recovery::pending_low(std::uint64_t low) const noexcept {
+template <class K>
+bool basic_node_recovery<K>::pending_low(std::uint64_t low) const noexcept {
     return (a_ != 0 && words::same_epoch(low, a_)) || (b_ != 0 && words::same_epoch(low, b_));
 }
 
-bool node_recovery::recover(node_base* n, interior* parent) const {
+template <class K>
+bool basic_node_recovery<K>::recover(node_base* n, interior* parent) const {
     const std::uint64_t index = index_of(n);
     const bool root = parent == nullptr;
     if (node_version::is_leaf(n->version.peek())) {
@@ -60,7 +63,8 @@ bool node_recovery::recover(node_base* n, interior* parent) const {
     return false;
 }
 
-void node_recovery::check_interior(const interior* in, std::uint64_t index) const {
+template <class K>
+void basic_node_recovery<K>::check_interior(const interior* in, std::uint64_t index) const {
     const std::uint64_t k = in->nkeys.load(std::memory_order_relaxed);
     if (k == 0 || k > interior::max_keys) fail("interior node " + num(index) + " holds " + num(k) + " keys");
     for (std::uint64_t i = 1; i < k; ++i)
@@ -75,7 +79,8 @@ void node_recovery::check_interior(const interior* in, std::uint64_t index) cons
     }
 }
 
-bool node_recovery::recover_leaf(leaf* l, std::uint64_t index) const {
+template <class K>
+bool basic_node_recovery<K>::recover_leaf(leaf* l, std::uint64_t index) const {
     // Everything is checked before anything is written.
     const std::uint64_t ne = l->node_epoch.load(std::memory_order_relaxed);
     if (ne > std::max(a_, b_)) fail("leaf " + num(index) + " has node epoch " + num(ne) + " after the running one");
@@ -112,16 +117,19 @@ bool node_recovery::recover_leaf(leaf* l, std::uint64_t index) const {
     return wrote;
 }
 
-lazy_recovery::lazy_recovery(std::byte* region, const layout::geometry& g, std::uint64_t allocated, std::uint64_t pending)
+template <class K>
+basic_lazy_recovery<K>::basic_lazy_recovery(std::byte* region, const layout::geometry& g, std::uint64_t allocated, std::uint64_t pending)
     : region_(region),
       nodes_(region, g, allocated, pending, 0),
       pending_(pending),
       state_(std::make_unique<std::atomic<std::uint8_t>[]>(allocated)),
       locks_(std::make_unique<std::atomic<std::uint32_t>[]>(lock_count)) {}
 
-lazy_recovery::~lazy_recovery() = default;
+template <class K>
+basic_lazy_recovery<K>::~basic_lazy_recovery() = default;
 
-void lazy_recovery::slow(node_base* n, interior* parent, bool may_throw) {
+template <class K>
+void basic_lazy_recovery<K>::slow(node_base* n, interior* parent, bool may_throw) {
     const std::uint64_t i = nodes_.index_of(n);
     auto& lock = locks_[i % lock_count];
     spin_lock(lock);
@@ -142,7 +150,8 @@ void lazy_recovery::slow(node_base* n, interior* parent, bool may_throw) {
     if (s == damaged && may_throw) fail("node " + num(i) + " of the arena is damaged (found at an earlier access)");
 }
 
-void lazy_recovery::ensure_nothrow(node_base* n, interior* parent) noexcept {
+template <class K>
+void basic_lazy_recovery<K>::ensure_nothrow(node_base* n, interior* parent) noexcept {
     if (is_recovered(n)) return;
     try {
         slow(n, parent, false);
@@ -150,7 +159,8 @@ void lazy_recovery::ensure_nothrow(node_base* n, interior* parent) noexcept {
     }
 }
 
-void lazy_recovery::walk(node_base* n, interior* parent, unsigned depth) {
+template <class K>
+void basic_lazy_recovery<K>::walk(node_base* n, interior* parent, unsigned depth) {
     if (depth > 64) fail("the tree is deeper than 64 levels");
     ensure(n, parent);
     if (n->is_leaf()) return;
@@ -160,18 +170,20 @@ void lazy_recovery::walk(node_base* n, interior* parent, unsigned depth) {
         if (node_base* c = in->children[i].load(std::memory_order_acquire)) walk(c, in, depth + 1);
 }
 
-void lazy_recovery::recover_all(node_base* root) {
+template <class K>
+void basic_lazy_recovery<K>::recover_all(node_base* root) {
     if (!finished()) walk(root, nullptr, 0);
 }
 
-void lazy_recovery::finish(node_base* root) {
+template <class K>
+void basic_lazy_recovery<K>::finish(node_base* root) {
     if (finished()) return;
     walk(root, nullptr, 0);
     bool wrote = false;
     for (std::uint64_t i = 0; i < nodes_.allocated(); ++i)
         if (state_[i].load(std::memory_order_relaxed) == changed) {
             const auto* node = reinterpret_cast<const std::byte*>(nodes_.node_of(i));
-            for (const unsigned line : rolled_back_lines) pmem::pwb(node + line * pmem::cache_line_size);
+            for (const unsigned line : rolled_back_lines_of<K>) pmem::pwb(node + line * pmem::cache_line_size);
             wrote = true;
         }
     if (wrote) pmem::pfence();  // every rollback is durable before the commit line forgets the epoch
@@ -182,5 +194,10 @@ void lazy_recovery::finish(node_base* root) {
     std::atomic_ref<std::uint64_t>(c.pending).store(0, std::memory_order_release);
     finished_.store(true, std::memory_order_release);
 }
+
+template class basic_node_recovery<std::uint64_t>;
+template class basic_node_recovery<key128>;
+template class basic_lazy_recovery<std::uint64_t>;
+template class basic_lazy_recovery<key128>;
 
 }  // namespace ferrite::index

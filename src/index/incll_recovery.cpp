@@ -52,8 +52,15 @@ namespace words = incll_words;
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
 
+template <class K>
 class recovery {
 public:
+    using leaf = basic_leaf<K>;
+    using interior = basic_interior<K>;
+    using log_entry = layout::basic_log_entry<K>;
+    using node_recovery = basic_node_recovery<K>;
+    static constexpr std::uint64_t node_bytes = node_bytes_of<K>;
+
     recovery(std::byte* region, std::uint64_t bytes) : region_(region), bytes_(bytes) {}
 
     // Read-only: the geometry, the commit line, the log entries of the failed epoch and the
@@ -66,16 +73,16 @@ public:
         return incll_summary{d_, allocated_, g_.arena_nodes};
     }
 
-    incll_recovered run(bool lazy) {
+    basic_incll_recovered<K> run(bool lazy) {
         check_geometry();
         check_commit();
-        const std::vector<const layout::log_entry*> entries = entries_to_roll_back();
+        const std::vector<const log_entry*> entries = entries_to_roll_back();
         for (const auto* e : entries) {
             auto* node = region_ + e->node;
             auto* w = reinterpret_cast<std::uint64_t*>(node);
-            for (unsigned i = 0; i < layout::node_bytes / 8; ++i)
+            for (unsigned i = 0; i < node_bytes / 8; ++i)
                 std::atomic_ref<std::uint64_t>(w[i]).store(e->image[i], std::memory_order_relaxed);
-            pmem::pwb_range(node, layout::node_bytes);
+            pmem::pwb_range(node, node_bytes);
         }
         // No fence here: the per-leaf rollback below writes some of the same lines after the
         // images (same-line order keeps them in order) and a rerun applies both again; one
@@ -96,13 +103,13 @@ public:
         std::atomic_ref<std::uint64_t>(c.durable_epoch).store(f, std::memory_order_release);
         pmem::pwb(&c);
         pmem::pfence();
-        return incll_recovered{root, leaf_depth_ + 1, nullptr};
+        return basic_incll_recovered<K>{root, leaf_depth_ + 1, nullptr};
     }
 
 private:
     // The root and the leftmost path (the height) now, every other node at its first access.
-    incll_recovered run_lazily(std::uint64_t f, bool logged) {
-        auto lazy = std::make_unique<lazy_recovery>(region_, g_, allocated_, f);
+    basic_incll_recovered<K> run_lazily(std::uint64_t f, bool logged) {
+        auto lazy = std::make_unique<basic_lazy_recovery<K>>(region_, g_, allocated_, f);
         node_base* root = node_at(root_offset_, "the root");
         unsigned height = 1;
         interior* parent = nullptr;
@@ -120,7 +127,7 @@ private:
         std::atomic_ref<std::uint64_t>(c.durable_epoch).store(f, std::memory_order_release);
         pmem::pwb(&c);
         pmem::pfence();
-        return incll_recovered{root, height, std::move(lazy)};
+        return basic_incll_recovered<K>{root, height, std::move(lazy)};
     }
 
     layout::commit_line& commit() const noexcept { return *reinterpret_cast<layout::commit_line*>(region_ + 64); }
@@ -130,13 +137,20 @@ private:
         if (reinterpret_cast<std::uintptr_t>(region_) % 64 != 0) damaged("the region is not 64-byte aligned");
         std::memcpy(&g_, region_, sizeof(g_));
         if (g_.magic != layout::magic) damaged("no durable tree here (bad magic; or its create was interrupted)");
-        if (g_.version != layout::layout_version) damaged("layout version " + num(g_.version) + " is not 1");
+        if (g_.version != layout::version_of<K>) {
+            // The other key width's tree: say so (nothing has been written).
+            const unsigned made = layout::key_bytes_of_version(g_.version);
+            if (made != 0)
+                damaged("this tree holds " + num(made) + "-byte keys (layout version " + num(g_.version) + "); opened as a tree of " +
+                        num(sizeof(K)) + "-byte keys");
+            damaged("layout version " + num(g_.version) + " is not " + num(layout::version_of<K>));
+        }
         if (g_.region_bytes != bytes_) damaged("made for " + num(g_.region_bytes) + " bytes, opened with " + num(bytes_));
         if (g_.shards == 0 || g_.shards > 4096) damaged("shard count " + num(g_.shards) + " out of range");
         if (g_.log_entries < 24 || g_.log_entries > (1u << 20)) damaged("log entries " + num(g_.log_entries) + " out of range");
         if (g_.logs_offset != layout::header_bytes) damaged("log offset " + num(g_.logs_offset));
-        if (g_.arena_offset != layout::bytes_for(g_.shards, g_.log_entries, 0)) damaged("arena offset " + num(g_.arena_offset));
-        if (g_.arena_offset > bytes_ || g_.arena_nodes > (bytes_ - g_.arena_offset) / layout::node_bytes || g_.arena_nodes == 0)
+        if (g_.arena_offset != layout::bytes_for<K>(g_.shards, g_.log_entries, 0)) damaged("arena offset " + num(g_.arena_offset));
+        if (g_.arena_offset > bytes_ || g_.arena_nodes > (bytes_ - g_.arena_offset) / node_bytes || g_.arena_nodes == 0)
             damaged("arena of " + num(g_.arena_nodes) + " nodes does not fit");
     }
 
@@ -155,9 +169,9 @@ private:
             damaged("pending epoch " + num(pending_) + " does not fit durable epoch " + num(d_));
     }
 
-    std::vector<const layout::log_entry*> entries_to_roll_back() const {
-        std::vector<const layout::log_entry*> out;
-        const auto* logs = reinterpret_cast<const layout::log_entry*>(region_ + g_.logs_offset);
+    std::vector<const log_entry*> entries_to_roll_back() const {
+        std::vector<const log_entry*> out;
+        const auto* logs = reinterpret_cast<const log_entry*>(region_ + g_.logs_offset);
         for (std::uint64_t i = 0; i < g_.shards * g_.log_entries; ++i) {
             const auto& e = logs[i];
             if (e.epoch != d_ + 1) continue;
@@ -172,7 +186,7 @@ private:
     bool is_node_offset(std::uint64_t off) const noexcept {
         if (off < g_.arena_offset) return false;
         const std::uint64_t rel = off - g_.arena_offset;
-        return rel % layout::node_bytes == 0 && rel / layout::node_bytes < allocated_;
+        return rel % node_bytes == 0 && rel / node_bytes < allocated_;
     }
     node_base* node_at(std::uint64_t off, const char* what) const {
         if (!is_node_offset(off)) damaged(std::string(what).append(" is at offset ").append(num(off)).append(", not an allocated node"));
@@ -185,7 +199,7 @@ private:
         if (depth > 64) damaged("the tree is deeper than 64 levels");
         if (nodes_->recover(n, parent)) {  // validated; rolled back: its changed lines written back
             const auto* base = reinterpret_cast<const std::byte*>(n);
-            for (const unsigned line : rolled_back_lines) pmem::pwb(base + line * pmem::cache_line_size);
+            for (const unsigned line : rolled_back_lines_of<K>) pmem::pwb(base + line * pmem::cache_line_size);
             wrote_ = true;
         }
         if (n->is_leaf()) {
@@ -200,7 +214,7 @@ private:
     }
 
     void check_chain() const {
-        if (leaves_.front()->low_key != 0) damaged("the first leaf's low key is not 0");
+        if (leaves_.front()->low_key != K{}) damaged("the first leaf's low key is not 0");
         for (std::size_t i = 0; i < leaves_.size(); ++i) {
             const std::int64_t d = leaves_[i]->next.raw();
             if (i + 1 == leaves_.size()) {
@@ -226,10 +240,19 @@ private:
 
 }  // namespace
 
-incll_recovered incll_recover(std::byte* region, std::uint64_t bytes, bool lazy) { return recovery(region, bytes).run(lazy); }
-
-incll_summary incll_check(const std::byte* region, std::uint64_t bytes) {
-    return recovery(const_cast<std::byte*>(region), bytes).check();  // check() writes nothing
+template <class K>
+basic_incll_recovered<K> incll_recover(std::byte* region, std::uint64_t bytes, bool lazy) {
+    return recovery<K>(region, bytes).run(lazy);
 }
+
+template <class K>
+incll_summary incll_check(const std::byte* region, std::uint64_t bytes) {
+    return recovery<K>(const_cast<std::byte*>(region), bytes).check();  // check() writes nothing
+}
+
+template basic_incll_recovered<std::uint64_t> incll_recover<std::uint64_t>(std::byte*, std::uint64_t, bool);
+template basic_incll_recovered<key128> incll_recover<key128>(std::byte*, std::uint64_t, bool);
+template incll_summary incll_check<std::uint64_t>(const std::byte*, std::uint64_t);
+template incll_summary incll_check<key128>(const std::byte*, std::uint64_t);
 
 }  // namespace ferrite::index

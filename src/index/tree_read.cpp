@@ -11,15 +11,22 @@
 namespace ferrite::index {
 namespace {
 
-const leaf* as_leaf(const node_base* n) noexcept { return static_cast<const leaf*>(n); }
-const interior* as_interior(const node_base* n) noexcept { return static_cast<const interior*>(n); }
+template <class K>
+const basic_leaf<K>* as_leaf(const node_base* n) noexcept {
+    return static_cast<const basic_leaf<K>*>(n);
+}
+template <class K>
+const basic_interior<K>* as_interior(const node_base* n) noexcept {
+    return static_cast<const basic_interior<K>*>(n);
+}
 
 // A node's five lines requested at once, before the version is read, so the misses overlap
 // instead of following one another through the search ([MASSTREE] prefetches nodes the same way).
+template <class K>
 void prefetch_node(const node_base* n) noexcept {
-    static_assert(sizeof(leaf) == 5 * 64 && sizeof(interior) == 5 * 64);
+    static_assert(sizeof(basic_leaf<K>) == sizeof(basic_interior<K>) && sizeof(basic_leaf<K>) % 64 == 0);
     const char* p = reinterpret_cast<const char*>(n);
-    for (int line = 0; line < 5; ++line) __builtin_prefetch(p + 64 * line);
+    for (unsigned line = 0; line < sizeof(basic_leaf<K>) / 64; ++line) __builtin_prefetch(p + 64 * line);
 }
 
 }  // namespace
@@ -27,7 +34,8 @@ void prefetch_node(const node_base* n) noexcept {
 // After the leaf l changed under a reader: its stable version again, and, if it split, the
 // leaf to its right that now holds `key` (keys only ever move right: a split moves the upper
 // half to a new next leaf, and leaves never merge).
-const leaf* tree::settle(const leaf* l, std::uint64_t key, std::uint64_t& v) const {
+template <class K>
+auto basic_tree<K>::settle(const leaf* l, K key, std::uint64_t& v) const -> const leaf* {
     v = l->version.stable();
     for (;;) {
         const leaf* next = l->next.load(std::memory_order_acquire);
@@ -37,7 +45,8 @@ const leaf* tree::settle(const leaf* l, std::uint64_t key, std::uint64_t& v) con
     }
 }
 
-const leaf* tree::reached_by_next(const leaf* l) const {
+template <class K>
+auto basic_tree<K>::reached_by_next(const leaf* l) const -> const leaf* {
     if (d_ == nullptr || d_->is_recovered(l)) return l;
     // Not yet recovered (lazy recovery): the descent to its low key recovers it with its
     // parent (an old leaf's range still starts at its low key; only its parent can be split).
@@ -49,14 +58,15 @@ const leaf* tree::reached_by_next(const leaf* l) const {
     return l;
 }
 
-const leaf* tree::find_leaf(std::uint64_t key, std::uint64_t& v) const {
+template <class K>
+auto basic_tree<K>::find_leaf(K key, std::uint64_t& v) const -> const leaf* {
 retry:
     const node_base* n = root_.load(std::memory_order_acquire);
-    prefetch_node(n);
+    prefetch_node<K>(n);
     v = n->version.stable();
     if (!node_version::is_root(v)) goto retry;  // a new root is being published above it
     for (unsigned depth = 0; !node_version::is_leaf(v);) {
-        const interior* in = as_interior(n);
+        const interior* in = as_interior<K>(n);
         const node_base* child = in->child_for(key);
         if (child == nullptr) goto retry;  // read in the middle of a change
         if (d_ != nullptr) {
@@ -66,7 +76,7 @@ retry:
                 throw_damaged(pool_errc::damaged_object, "incll tree", "", "a descent is deeper than 64 levels");
             d_->recovered(const_cast<node_base*>(child), const_cast<interior*>(in));
         }
-        prefetch_node(child);
+        prefetch_node<K>(child);
         const std::uint64_t cv = child->version.stable();
         if (!in->version.has_changed(v)) {  // the pointer was right when the child's version was taken
             n = child;
@@ -77,10 +87,11 @@ retry:
         if (node_version::has_split(v, now)) goto retry;  // the key may have left this subtree
         v = now;                                           // an insert: read the node again
     }
-    return as_leaf(n);
+    return as_leaf<K>(n);
 }
 
-std::optional<std::uint64_t> tree::get(std::uint64_t key) const {
+template <class K>
+std::optional<std::uint64_t> basic_tree<K>::get(K key) const {
     std::uint64_t v;
     const leaf* l = find_leaf(key, v);
     for (;;) {
@@ -90,7 +101,7 @@ std::optional<std::uint64_t> tree::get(std::uint64_t key) const {
         std::uint64_t value = 0;
         for (unsigned p = 0; p < n; ++p) {
             const unsigned slot = perm[p];
-            const std::uint64_t k = l->keys[slot].load(std::memory_order_acquire);
+            const K k = l->keys[slot].load(std::memory_order_acquire);
             if (k == key) {
                 value = l->value(slot).load(std::memory_order_acquire);
                 found = true;
@@ -103,7 +114,8 @@ std::optional<std::uint64_t> tree::get(std::uint64_t key) const {
     }
 }
 
-void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const {
+template <class K>
+void basic_tree<K>::read_batch(const leaf* l, K from, batch& out) const {
     std::uint64_t v;
     l = settle(l, from, v);
     for (;;) {
@@ -113,7 +125,7 @@ void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const {
         unsigned count = 0;
         for (unsigned p = 0; p < n; ++p) {
             const unsigned slot = perm[p];
-            const std::uint64_t k = l->keys[slot].load(std::memory_order_acquire);
+            const K k = l->keys[slot].load(std::memory_order_acquire);
             if (k < from) continue;
             out.keys[count] = k;
             out.values[count] = l->value(slot).load(std::memory_order_acquire);
@@ -128,21 +140,22 @@ void tree::read_batch(const leaf* l, std::uint64_t from, batch& out) const {
     }
 }
 
-tree::shape tree::describe() const {
+template <class K>
+tree_shape basic_tree<K>::describe() const {
     if (d_ != nullptr) d_->recover_all();  // lazy recovery: every node, before it is counted
     shape s;
     const node_base* n = root_.load(std::memory_order_acquire);
     while (!n->is_leaf()) {
         ++s.height;
-        n = as_interior(n)->children[0].load(std::memory_order_acquire);
+        n = as_interior<K>(n)->children[0].load(std::memory_order_acquire);
     }
     ++s.height;
-    for (const leaf* l = as_leaf(n); l != nullptr; l = l->next.load(std::memory_order_acquire)) ++s.leaves;
+    for (const leaf* l = as_leaf<K>(n); l != nullptr; l = l->next.load(std::memory_order_acquire)) ++s.leaves;
     // interior nodes: count level by level from the root down, through the children arrays
     struct walker {
         static std::size_t count(const node_base* n) {
             if (n->is_leaf()) return 0;
-            const interior* in = as_interior(n);
+            const interior* in = as_interior<K>(n);
             std::size_t c = 1;
             const std::uint64_t k = in->nkeys.load(std::memory_order_acquire);
             for (std::uint64_t i = 0; i <= k; ++i) c += count(in->children[i].load(std::memory_order_acquire));
@@ -152,5 +165,17 @@ tree::shape tree::describe() const {
     s.interiors = walker::count(root_.load(std::memory_order_acquire));
     return s;
 }
+
+// The members defined here, for both key widths (tree.hpp's extern templates).
+#define FERRITE_INDEX_TREE_READ(K)                                                                      \
+    template const basic_leaf<K>* basic_tree<K>::settle(const basic_leaf<K>*, K, std::uint64_t&) const; \
+    template const basic_leaf<K>* basic_tree<K>::reached_by_next(const basic_leaf<K>*) const;           \
+    template const basic_leaf<K>* basic_tree<K>::find_leaf(K, std::uint64_t&) const;                    \
+    template std::optional<std::uint64_t> basic_tree<K>::get(K) const;                                  \
+    template void basic_tree<K>::read_batch(const basic_leaf<K>*, K, batch&) const;                     \
+    template tree_shape basic_tree<K>::describe() const;
+FERRITE_INDEX_TREE_READ(std::uint64_t)
+FERRITE_INDEX_TREE_READ(key128)
+#undef FERRITE_INDEX_TREE_READ
 
 }  // namespace ferrite::index

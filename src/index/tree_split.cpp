@@ -38,7 +38,9 @@ namespace {
 
 
 // Raw storage for interior nodes, one stock per thread (shared by every tree: it is memory).
+template <class K>
 struct interior_stock {
+    using interior = basic_interior<K>;
     std::vector<void*> blocks;
     ~interior_stock() {
         for (void* p : blocks) ::operator delete(p, std::align_val_t{alignof(interior)});
@@ -57,22 +59,28 @@ struct interior_stock {
         return new (p) interior(version);
     }
 };
-thread_local interior_stock stock;
+template <class K>
+thread_local interior_stock<K> stock;
 
 // Children are never null here; saying so keeps GCC 12 from a false -Wstringop-overflow on the
 // link's store (it cannot see that the copied children arrays hold no null).
-void set_parent(node_base* child, interior* parent) noexcept {
+void set_parent(node_base* child, node_base* parent) noexcept {
     if (child == nullptr) __builtin_unreachable();
     child->parent.store(parent, std::memory_order_release);
 }
-interior* parent_of(node_base* n) noexcept { return n->parent.load(std::memory_order_acquire); }
+template <class K>
+basic_interior<K>* parent_of(node_base* n) noexcept {
+    return static_cast<basic_interior<K>*>(n->parent.load(std::memory_order_acquire));
+}
 
 }  // namespace
 
-void tree::split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_t value) {
+template <class K>
+void basic_tree<K>::split_and_insert(leaf* l, unsigned p, K key, std::uint64_t value) {
     leaf* const old_next = l->next.load(std::memory_order_relaxed);
     const permutation perm(l->perm.load(std::memory_order_relaxed));
-    std::uint64_t ks[leaf::width + 1], vs[leaf::width + 1];
+    K ks[leaf::width + 1];
+    std::uint64_t vs[leaf::width + 1];
     for (unsigned q = 0, j = 0; q <= leaf::width; ++q) {
         if (q == p) {
             ks[j] = key;
@@ -92,7 +100,7 @@ void tree::split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_
             d_->reserve(height_.load(std::memory_order_relaxed) + 2);
             right = d_->make_leaf(node_version::lock_bit, ks[left_n]);
         } else {
-            stock.fill(height_.load(std::memory_order_relaxed) + 1);
+            stock<K>.fill(height_.load(std::memory_order_relaxed) + 1);
             right = new leaf(node_version::lock_bit, ks[left_n]);
         }
     } catch (...) {
@@ -118,21 +126,24 @@ void tree::split_and_insert(leaf* l, unsigned p, std::uint64_t key, std::uint64_
     insert_upward(l, right, ks[left_n]);
 }
 
-interior* tree::new_interior(std::uint64_t version) noexcept {
-    return d_ != nullptr ? d_->make_interior(version) : stock.make(version);
+template <class K>
+auto basic_tree<K>::new_interior(std::uint64_t version) noexcept -> interior* {
+    return d_ != nullptr ? d_->make_interior(version) : stock<K>.make(version);
 }
 
-interior* tree::locked_parent(node_base* n) noexcept {
+template <class K>
+auto basic_tree<K>::locked_parent(node_base* n) noexcept -> interior* {
     for (;;) {
-        interior* p = parent_of(n);
+        interior* p = parent_of<K>(n);
         if (p == nullptr) return nullptr;  // n is the root, and stays it: growth needs n's lock
         p->version.lock();
-        if (parent_of(n) == p) return p;
+        if (parent_of<K>(n) == p) return p;
         p->version.unlock();  // p split and n moved to its new sibling
     }
 }
 
-void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separator) {
+template <class K>
+void basic_tree<K>::insert_upward(node_base* left, node_base* right, K separator) {
     for (;;) {
         interior* p = locked_parent(left);
         if (p == nullptr) {  // left was the root: grow
@@ -174,7 +185,7 @@ void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separa
         // moves, so that a late first access cannot set a moved child's parent back to p.
         if (d_ != nullptr)
             for (unsigned i = 0; i <= n; ++i) d_->recovered_nothrow(p->children[i].load(std::memory_order_relaxed), p);
-        std::uint64_t ks[interior::max_keys + 1];
+        K ks[interior::max_keys + 1];
         node_base* cs[interior::max_keys + 2];
         for (unsigned i = 0, j = 0; i < n; ++i) {
             if (i == at) ks[j++] = separator;
@@ -208,5 +219,15 @@ void tree::insert_upward(node_base* left, node_base* right, std::uint64_t separa
         separator = ks[left_keys];
     }
 }
+
+// The members defined here, for both key widths (tree.hpp's extern templates).
+#define FERRITE_INDEX_TREE_SPLIT(K)                                                              \
+    template void basic_tree<K>::split_and_insert(basic_leaf<K>*, unsigned, K, std::uint64_t); \
+    template basic_interior<K>* basic_tree<K>::new_interior(std::uint64_t) noexcept;           \
+    template basic_interior<K>* basic_tree<K>::locked_parent(node_base*) noexcept;             \
+    template void basic_tree<K>::insert_upward(node_base*, node_base*, K);
+FERRITE_INDEX_TREE_SPLIT(std::uint64_t)
+FERRITE_INDEX_TREE_SPLIT(key128)
+#undef FERRITE_INDEX_TREE_SPLIT
 
 }  // namespace ferrite::index

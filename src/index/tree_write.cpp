@@ -10,22 +10,24 @@
 namespace ferrite::index {
 namespace {
 
+template <class K>
 void free_subtree(node_base* n) noexcept {
     if (n->is_leaf()) {
-        delete static_cast<leaf*>(n);
+        delete static_cast<basic_leaf<K>*>(n);
         return;
     }
-    auto* in = static_cast<interior*>(n);
+    auto* in = static_cast<basic_interior<K>*>(n);
     const std::uint64_t k = in->nkeys.load(std::memory_order_relaxed);
-    for (std::uint64_t i = 0; i <= k; ++i) free_subtree(in->children[i].load(std::memory_order_relaxed));
+    for (std::uint64_t i = 0; i <= k; ++i) free_subtree<K>(in->children[i].load(std::memory_order_relaxed));
     delete in;
 }
 
 // The position of the first live key >= key in the locked leaf l, and whether it equals key.
-unsigned position_of(const leaf* l, permutation perm, std::uint64_t key, bool& equal) noexcept {
+template <class K>
+unsigned position_of(const basic_leaf<K>* l, permutation perm, K key, bool& equal) noexcept {
     const unsigned n = perm.size();
     for (unsigned p = 0; p < n; ++p) {
-        const std::uint64_t k = l->keys[perm[p]].load(std::memory_order_relaxed);
+        const K k = l->keys[perm[p]].load(std::memory_order_relaxed);
         if (k >= key) {
             equal = k == key;
             return p;
@@ -37,17 +39,21 @@ unsigned position_of(const leaf* l, permutation perm, std::uint64_t key, bool& e
 
 }  // namespace
 
-tree::tree() : root_(new leaf(node_version::root_bit, 0)) {}
+template <class K>
+basic_tree<K>::basic_tree() : root_(new leaf(node_version::root_bit, K{})) {}
 
-tree::tree(incll& engine, node_base* root, unsigned height) : root_(root), height_(height), d_(&engine) {
-    engine.attach(&root_, &height_);
+template <class K>
+basic_tree<K>::basic_tree(engine& e, node_base* root, unsigned height) : root_(root), height_(height), d_(&e) {
+    e.attach(&root_, &height_);
 }
 
-tree::~tree() {
-    if (d_ == nullptr) free_subtree(root_.load(std::memory_order_relaxed));  // a pool's nodes stay
+template <class K>
+basic_tree<K>::~basic_tree() {
+    if (d_ == nullptr) free_subtree<K>(root_.load(std::memory_order_relaxed));  // a pool's nodes stay
 }
 
-leaf* tree::lock_leaf(std::uint64_t key) {
+template <class K>
+auto basic_tree<K>::lock_leaf(K key) -> leaf* {
     std::uint64_t v;
     auto* l = const_cast<leaf*>(find_leaf(key, v));
     l->version.lock();
@@ -62,8 +68,9 @@ leaf* tree::lock_leaf(std::uint64_t key) {
     }
 }
 
-bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
-    std::optional<incll::op_scope> scope;
+template <class K>
+bool basic_tree<K>::put(K key, std::uint64_t value, bool assign) {
+    std::optional<typename engine::op_scope> scope;
     if (d_ != nullptr) scope.emplace(d_);
     leaf* l = lock_leaf(key);
     permutation perm(l->perm.load(std::memory_order_relaxed));
@@ -99,8 +106,9 @@ bool tree::put(std::uint64_t key, std::uint64_t value, bool assign) {
     return true;
 }
 
-bool tree::erase(std::uint64_t key) {
-    std::optional<incll::op_scope> scope;
+template <class K>
+bool basic_tree<K>::erase(K key) {
+    std::optional<typename engine::op_scope> scope;
     if (d_ != nullptr) scope.emplace(d_);
     leaf* l = lock_leaf(key);
     permutation perm(l->perm.load(std::memory_order_relaxed));
@@ -117,5 +125,20 @@ bool tree::erase(std::uint64_t key) {
     l->version.unlock();
     return true;
 }
+
+// The members defined here, and the header's inline ones (the extern templates keep an
+// unoptimised build from instantiating them anywhere else), for both key widths.
+#define FERRITE_INDEX_TREE_WRITE(K)                                      \
+    template basic_tree<K>::basic_tree();                                \
+    template basic_tree<K>::basic_tree(basic_incll<K>&, node_base*, unsigned); \
+    template basic_tree<K>::~basic_tree();                               \
+    template basic_leaf<K>* basic_tree<K>::lock_leaf(K);                 \
+    template bool basic_tree<K>::put(K, std::uint64_t, bool);            \
+    template bool basic_tree<K>::erase(K);                              \
+    template bool basic_tree<K>::insert_or_assign(K, std::uint64_t);    \
+    template bool basic_tree<K>::insert(K, std::uint64_t);
+FERRITE_INDEX_TREE_WRITE(std::uint64_t)
+FERRITE_INDEX_TREE_WRITE(key128)
+#undef FERRITE_INDEX_TREE_WRITE
 
 }  // namespace ferrite::index

@@ -175,7 +175,8 @@ TEST(BenchKeyedModel, TwoThreadsOnDisjointKeysMatchTheirModels) {
 TEST(BenchKeyedModel, MustBeCheckable) {
     scratch_dir dir;
     for (const char* n : {"map-mutex", "ordered-map-mutex", "soft-hash", "soft-list", "linkfree-hash",
-                          "linkfree-list", "volatile-hash", "volatile-tree", "tree-volatile", "tree-incll"}) {
+                          "linkfree-list", "volatile-hash", "volatile-tree", "tree-volatile", "tree-incll", "tree-volatile-k16",
+                          "tree-incll-k16"}) {
         const auto* k = fb::find_subject(n);
         ASSERT_NE(k, nullptr) << n;
         fb::subject_config c{1, 10, dir.path, {}};

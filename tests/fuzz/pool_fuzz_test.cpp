@@ -377,6 +377,18 @@ case_result run_case(const fs::path& path, const std::string& bytes, bool pop, f
                 if (e.region() != "incll tree") throw;
             }
         });
+        open_and_use("omap16", v, [&] {
+            try {
+                auto x = names.open<omap16>("omap16", small_tree());
+                std::vector<ferrite::key16> keys;
+                x->scan(ferrite::key16{}, 1000, [&](const ferrite::key16& k, u64) { keys.push_back(k); });
+                for (const auto& k : keys) (void)x->get(k);
+                const auto k5 = ferrite::key16::from_string("fuzz-key5");
+                pop ? (void)x->erase(k5) : (void)x->insert_or_assign(k5, 6);
+            } catch (const ferrite::damaged_pool& e) {
+                if (e.region() != "incll tree") throw;
+            }
+        });
         s.close();
     } catch (const ferrite::error& e) {
         if (r.opened) {

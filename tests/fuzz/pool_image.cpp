@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "ferrite/alloc/buddy_heap.hpp"
@@ -77,6 +78,7 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
     auto sm = names.open<soft_map>("smap", small_areas());
     auto ls = names.open<linkfree_set>("lfset", small_areas());
     auto om = names.open<omap>("omap", small_tree());
+    auto om16 = names.open<omap16>("omap16", small_tree());
     // A CpNvm image (8 KiB, one 4 KiB log): a counter root, checkpointed every round.
     auto img = names.open<ferrite::program_image>(
         "image", ferrite::image_options{.image_bytes = 8192, .max_threads = 1, .log_bytes = 4096, .base = 0,
@@ -101,6 +103,10 @@ void churn(ferrite::store& s, u64 first, u64 rounds) {
         (void)om->insert_or_assign((i * 13) % 40, i % 3 ? i : ~i);
         if (i % 3 == 1) (void)om->erase((i * 7) % 40);
         if (i % 2 == 0) (void)om->sync();
+        // The same on the tree of 16-byte keys (string keys sharing their first 8 bytes).
+        (void)om16->insert_or_assign(ferrite::key16::from_string("fuzz-key" + std::to_string((i * 13) % 40)), i % 3 ? i : ~i);
+        if (i % 3 == 1) (void)om16->erase(ferrite::key16::from_string("fuzz-key" + std::to_string((i * 7) % 40)));
+        if (i % 2 == 0) (void)om16->sync();
         if (i % 4 == 1) (void)sm->insert_or_assign((i * 7) % 48, i * 100);
         if (i % 3 == 0) {
             (void)sm->erase((i * 5) % 48);
@@ -323,7 +329,8 @@ void find_regions(image& im, const fs::path& dir) {
             for (const u64 v : {threads, threads + 1, capacity, capacity + 1}) offsets.insert(v);
         } else if (is_kind<soft_map>(e) || is_kind<linkfree_set>(e)) {
             sets_regions(kind + " " + name, p, heap, anchor, block, rs, offsets);
-        } else if (is_kind<omap>(e)) {  // the tree's region (index/incll_layout.hpp)
+        } else if (is_kind<omap>(e) || is_kind<omap16>(e)) {  // the tree's region (index/incll_layout.hpp)
+            const u64 node_bytes = is_kind<omap>(e) ? ferrite::index::node_bytes_of<u64> : ferrite::index::node_bytes_of<ferrite::index::key128>;
             namespace il = ferrite::index::incll_layout;
             il::geometry g;
             std::memcpy(&g, base + anchor, sizeof g);
@@ -332,8 +339,15 @@ void find_regions(image& im, const fs::path& dir) {
             if (g.arena_offset > il::header_bytes && g.arena_offset < block) {
                 rs.push_back({kind + " " + name + " log entries", owner::index, {{anchor + il::header_bytes, g.arena_offset - il::header_bytes}}});
                 rs.push_back({kind + " " + name + " nodes", owner::index, {{anchor + g.arena_offset, block - g.arena_offset}}});
-                for (u64 n = 0; n < 4; ++n) offsets.insert(g.arena_offset + n * il::node_bytes);  // node offsets
+                for (u64 n = 0; n < 4; ++n) offsets.insert(g.arena_offset + n * node_bytes);  // node offsets
             }
+        } else if (is_kind<ferrite::program_image>(e)) {
+            // checkpoint/image_store.hpp: a header line (magic, version, base address, log
+            // geometry, checksum), then the epoch_log region (logs and the persistent image:
+            // data here). Read as a DFC header before, its base address became a thread count
+            // and a "nodes" region far past the file, which a truncation could pick.
+            rs.push_back({kind + " " + name + " header", owner::vector, {{anchor, 64}}});
+            if (block > 64) rs.push_back({kind + " " + name + " log records", owner::vector, {{anchor + 64, block - 64}}});
         } else {  // a DFC structure
             namespace cb = ferrite::combining;
             const u64 threads = word(anchor + offsetof(cb::dfc_header, threads));

@@ -47,6 +47,7 @@ using dpfc_queue_u64 = ferrite::dpfc_queue<std::uint64_t>;
 using soft_map = ferrite::durable_map<std::uint64_t, std::uint64_t, ferrite::use_soft>;
 using linkfree_set = ferrite::durable_set<std::uint64_t, ferrite::use_link_free>;
 using omap = ferrite::ordered_map<std::uint64_t, std::uint64_t>;
+using omap16 = ferrite::ordered_map<ferrite::key16, std::uint64_t>;  // kind 14: the tree of 16-byte keys
 
 // The ordered_map's options in the images and in the cases: a small tree (12 nodes of 320
 // bytes, one writer shard, 24 log entries: a 16 KiB block), epochs ended by sync() only.
@@ -115,7 +116,8 @@ struct object_name {
 inline constexpr object_name objects[] = {{"u64s", "vector"},   {"f64s", "vector"},    {"ticks", "vector"},
                                           {"stack", "dfc_stack"}, {"queue", "dfc_queue"}, {"deque", "dfc_deque"},
                                           {"pfc-stack", "stack"}, {"pfc-queue", "queue"}, {"pfc-deque", "deque"},
-                                          {"smap", "durable_map"}, {"lfset", "durable_set"}, {"omap", "ordered_map"}};
+                                          {"smap", "durable_map"}, {"lfset", "durable_set"}, {"omap", "ordered_map"},
+                                          {"omap16", "ordered_map_k16"}};
 
 // The user struct of the "ticks" vector.
 struct tick {

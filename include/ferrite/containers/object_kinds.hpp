@@ -16,7 +16,7 @@
 // authority, and a unit test checks that ids and names are unique):
 //   1 vector, 2 dfc_stack, 3 dfc_queue, 4 dfc_deque, 5 stack, 6 queue, 7 deque,
 //   8 durable_set, 9 durable_map, 10 program_image, 11 ordered_map, 12 dpfc_stack,
-//   13 dpfc_queue.
+//   13 dpfc_queue, 14 ordered_map_k16.
 // An entry whose id no registered kind has (a pool from a newer ferrite) is
 // pool_error(unknown_kind), never opened as something else.
 //

@@ -20,6 +20,11 @@
 // lazy_recovery = false recovers every node at open. ferrite::ordered_map
 // (containers/ordered_map.hpp) is the public, catalog-named face of this tree.
 //
+// Keys: basic_durable_tree<K> for K = std::uint64_t (durable_tree) or key128 (durable_tree16,
+// 16-byte keys, nodes of seven lines). The region records its key width as its layout version
+// (incll_layout.hpp); open() refuses a region of the other width with damaged_pool before it
+// writes anything.
+//
 // Concurrency: as tree.hpp; sync() may be called by any thread at any time.
 #pragma once
 
@@ -38,22 +43,34 @@ namespace ferrite::index {
 // tree", for anything it cannot use), rolls back the failed epoch's external log and then
 // either every node (eager; made durable) or the root and leftmost path, leaving the rest to
 // `lazy` (incll_lazy.hpp). Restartable. Returns the root and the height.
-struct incll_recovered {
+// K: the key type the region must have been made for (its layout version says; the other
+// width is refused with damaged_pool before anything is written).
+template <class K>
+struct basic_incll_recovered {
     node_base* root;
     unsigned height;
-    std::unique_ptr<lazy_recovery> lazy;  // null after an eager recovery
+    std::unique_ptr<basic_lazy_recovery<K>> lazy;  // null after an eager recovery
 };
-incll_recovered incll_recover(std::byte* region, std::uint64_t bytes, bool lazy);
+using incll_recovered = basic_incll_recovered<std::uint64_t>;
+template <class K = std::uint64_t>
+basic_incll_recovered<K> incll_recover(std::byte* region, std::uint64_t bytes, bool lazy);
 // Read-only (pool check, the catalog's validation): what incll_recover validates before it
 // writes anything, i.e. the geometry, the commit line, the log entries and the root's offset;
 // throws damaged_pool as it does. Nodes are validated when recovery reaches them.
 struct incll_summary {
     std::uint64_t durable_epoch, allocated_nodes, arena_nodes;
 };
+template <class K = std::uint64_t>
 incll_summary incll_check(const std::byte* region, std::uint64_t bytes);
 
-class durable_tree {
+// K: std::uint64_t (durable_tree) or key128 (durable_tree16), explicitly instantiated in
+// durable_tree.cpp.
+template <class K>
+class basic_durable_tree {
 public:
+    using key_type = K;
+    using durable_tree = basic_durable_tree;  // the names below read as for the 8-byte tree
+
     // The region bytes for `nodes` arena nodes (a leaf holds up to 14 keys) and the options'
     // shards and log entries.
     static std::uint64_t region_bytes(std::uint64_t nodes, const incll_options& options = {});
@@ -61,19 +78,19 @@ public:
     static std::unique_ptr<durable_tree> create(std::byte* region, std::uint64_t bytes, incll_options options = {});
     // Recovers and opens a region create() formatted (throws damaged_pool if it is not one).
     static std::unique_ptr<durable_tree> open(std::byte* region, std::uint64_t bytes, incll_options options = {});
-    ~durable_tree();  // stops the ticker and syncs
+    ~basic_durable_tree();  // stops the ticker and syncs
 
     // Operations throw damaged_pool if lazy recovery finds a node they reach damaged.
-    std::optional<std::uint64_t> get(std::uint64_t key) const { return tree_->get(key); }
-    bool insert_or_assign(std::uint64_t key, std::uint64_t value) { return tree_->insert_or_assign(key, value); }
-    bool insert(std::uint64_t key, std::uint64_t value) { return tree_->insert(key, value); }
-    bool erase(std::uint64_t key) { return tree_->erase(key); }
+    std::optional<std::uint64_t> get(K key) const { return tree_->get(key); }
+    bool insert_or_assign(K key, std::uint64_t value) { return tree_->insert_or_assign(key, value); }
+    bool insert(K key, std::uint64_t value) { return tree_->insert(key, value); }
+    bool erase(K key) { return tree_->erase(key); }
     template <class F>
-    std::size_t scan(std::uint64_t from, std::size_t limit, F&& f) const {
+    std::size_t scan(K from, std::size_t limit, F&& f) const {
         return tree_->scan(from, limit, f);
     }
     template <class F>
-    std::size_t scan_range(std::uint64_t lo, std::uint64_t hi, F&& f) const {
+    std::size_t scan_range(K lo, K hi, F&& f) const {
         return tree_->scan_range(lo, hi, f);
     }
 
@@ -81,8 +98,8 @@ public:
     std::uint64_t durable_epoch() const noexcept { return engine_->durable_epoch(); }
     std::uint64_t state_epoch() const noexcept { return engine_->state_epoch(); }
     std::uint64_t current_epoch() const noexcept { return engine_->current_epoch(); }
-    incll::stats statistics() const noexcept { return engine_->statistics(); }
-    tree::shape describe() const { return tree_->describe(); }  // recovers every node first
+    incll_stats statistics() const noexcept { return engine_->statistics(); }
+    tree_shape describe() const { return tree_->describe(); }  // recovers every node first
     // Lazy recovery: every node recovered and made durable, the pending epoch forgotten (as a
     // clean close does). With no operation running. No-op after an eager open.
     void finish_recovery() { engine_->finish_recovery(); }
@@ -90,10 +107,15 @@ public:
     std::uint64_t lazily_recovered() const noexcept { return engine_->lazily_recovered(); }
 
 private:
-    durable_tree(std::byte* region, const incll_options& options, incll_recovered r);
+    basic_durable_tree(std::byte* region, const incll_options& options, basic_incll_recovered<K> r);
 
-    std::unique_ptr<incll> engine_;
-    std::unique_ptr<tree> tree_;
+    std::unique_ptr<basic_incll<K>> engine_;
+    std::unique_ptr<basic_tree<K>> tree_;
 };
+
+extern template class basic_durable_tree<std::uint64_t>;
+extern template class basic_durable_tree<key128>;
+using durable_tree = basic_durable_tree<std::uint64_t>;
+using durable_tree16 = basic_durable_tree<key128>;
 
 }  // namespace ferrite::index

@@ -51,6 +51,11 @@
 // the commit line as pending until every node is (incll_lazy.hpp has the argument).
 //
 // What differs from the thesis, and why:
+//   * one engine for two key widths: basic_incll<K> (K = std::uint64_t, `incll`, or key128,
+//     key.hpp). Keys need no undo of their own (a key is written only into a slot free at
+//     the start of the epoch, or into a node logged whole), so only the node's geometry
+//     differs: five or seven lines (nodes.hpp: lines, key_line, first_value_line) and a log
+//     entry of one header line plus the node; the protocol and the argument are the same.
 //   * no wbinvd and no kernel module: the dirty lists name the lines to write back, so the
 //     boundary costs pwbs for the nodes written in the epoch, not a whole-cache flush.
 //   * the epoch boundary quiesces writers through per-shard locks (a thread takes its
@@ -111,19 +116,33 @@ struct incll_options {
     std::function<void(std::uint64_t)> before_commit;
 };
 
-class incll {
+struct incll_stats {
+    std::uint64_t commits = 0, nodes_written_back = 0, external_entries = 0;
+    std::uint64_t shards_helped = 0;  // dirty-list chunks written back by a waiting writer
+};
+
+// K: the tree's key type (key.hpp); the engine is the same for both widths, only the node
+// layout (nodes.hpp: lines, key_line, first_value_line) and the log entry's size differ.
+// Explicitly instantiated for both in incll.cpp.
+template <class K>
+class basic_incll {
 public:
+    using leaf = basic_leaf<K>;
+    using interior = basic_interior<K>;
+    using log_entry = incll_layout::basic_log_entry<K>;
+    static constexpr std::uint64_t node_bytes = node_bytes_of<K>;
+
     // Over a region that holds a formatted, recovered tree (durable_tree.cpp).
-    incll(std::byte* region, const incll_options& options);
-    ~incll();
-    incll(const incll&) = delete;
-    incll& operator=(const incll&) = delete;
+    basic_incll(std::byte* region, const incll_options& options);
+    ~basic_incll();
+    basic_incll(const basic_incll&) = delete;
+    basic_incll& operator=(const basic_incll&) = delete;
 
     // The tree's root and height (the commit records the root; the height sizes reservations).
     void attach(std::atomic<node_base*>* root, std::atomic<unsigned>* height);
 
     // Lazy recovery (incll_lazy.hpp), from open(); null after an eager one.
-    void adopt(std::unique_ptr<lazy_recovery> lazy) noexcept { lazy_ = std::move(lazy); }
+    void adopt(std::unique_ptr<basic_lazy_recovery<K>> lazy) noexcept { lazy_ = std::move(lazy); }
     // The tree calls these before it uses a node it read from a recovered node: n is
     // recovered when they return (parent: the node n was read from). recovered() throws
     // damaged_pool; recovered_nothrow() (splits) marks a damaged node for the next access.
@@ -151,13 +170,13 @@ public:
     // A writer operation: holds the calling thread's shard (and keeps the epoch from ending).
     class op_scope {
     public:
-        explicit op_scope(incll* e);
+        explicit op_scope(basic_incll* e);
         ~op_scope();
         op_scope(const op_scope&) = delete;
         op_scope& operator=(const op_scope&) = delete;
 
     private:
-        incll* e_;
+        basic_incll* e_;
     };
 
     // Hooks, called inside an op_scope with the node locked, before the store they name.
@@ -168,7 +187,7 @@ public:
     // Allocation, inside an op_scope: reserve() before anything is changed (throws
     // out_of_memory if the arena is full), then make_*() takes reserved nodes.
     void reserve(unsigned nodes);
-    leaf* make_leaf(std::uint64_t version, std::uint64_t low) noexcept;
+    leaf* make_leaf(std::uint64_t version, K low) noexcept;
     interior* make_interior(std::uint64_t version) noexcept;
 
     std::uint64_t offset_of(const void* p) const noexcept {
@@ -176,17 +195,14 @@ public:
     }
     std::uint64_t allocated() const noexcept { return bump_.load(std::memory_order_relaxed); }
 
-    struct stats {
-        std::uint64_t commits = 0, nodes_written_back = 0, external_entries = 0;
-        std::uint64_t shards_helped = 0;  // dirty-list chunks written back by a waiting writer
-    };
+    using stats = incll_stats;
     stats statistics() const noexcept;
 
 private:
     struct alignas(64) shard {
         std::atomic<std::uint32_t> lock{0};
         unsigned log_used = 0;
-        incll_layout::log_entry* log = nullptr;
+        log_entry* log = nullptr;
         std::vector<node_base*> dirty;
         std::vector<void*> stock;  // reserved arena nodes
     };
@@ -216,7 +232,7 @@ private:
     std::atomic<std::uint64_t> bump_;
     std::atomic<node_base*>* root_ = nullptr;
     std::atomic<unsigned>* height_ = nullptr;
-    std::unique_ptr<lazy_recovery> lazy_;
+    std::unique_ptr<basic_lazy_recovery<K>> lazy_;
     // One epoch end at a time. A spin lock that waits through pmem::wait_hint, not a mutex: the
     // crash simulator runs one thread at a time and passes its token only at wait hints and
     // persistence events, so a thread blocked in a mutex would hold the token forever.
@@ -239,5 +255,9 @@ private:
     bool ticker_stop_ = false;
     std::thread ticker_;
 };
+
+extern template class basic_incll<std::uint64_t>;
+extern template class basic_incll<key128>;
+using incll = basic_incll<std::uint64_t>;
 
 }  // namespace ferrite::index

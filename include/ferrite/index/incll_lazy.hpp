@@ -45,6 +45,10 @@
 // epoch with the recovered one; here the per-node state is a volatile byte array (a node's
 // media words could alias a later run), and the commit line names the pending epoch so that a
 // crash before every node was reached recovers correctly.
+//
+// Both classes are templates on the key type (basic_node_recovery<K>, basic_lazy_recovery<K>;
+// key.hpp), explicitly instantiated for 8-byte and 16-byte keys in incll_lazy.cpp: only the
+// node size and the lines a rollback writes back differ.
 #pragma once
 
 #include <atomic>
@@ -58,29 +62,38 @@
 namespace ferrite::index {
 
 // The lines of a leaf a rollback may change: permutation and node_epoch, the two value lines.
-inline constexpr unsigned rolled_back_lines[] = {0, 3, 4};
+template <class K>
+inline constexpr unsigned rolled_back_lines_of[] = {0, basic_leaf<K>::first_value_line, basic_leaf<K>::first_value_line + 1};
+inline constexpr const auto& rolled_back_lines = rolled_back_lines_of<std::uint64_t>;
+static_assert(rolled_back_lines[1] == 3 && rolled_back_lines[2] == 4);
 
-class node_recovery {
+// Both for the two key widths (K: nodes.hpp), explicitly instantiated in incll_lazy.cpp.
+template <class K>
+class basic_node_recovery {
 public:
+    using leaf = basic_leaf<K>;
+    using interior = basic_interior<K>;
+    static constexpr std::uint64_t node_bytes = node_bytes_of<K>;
+
     // Nodes below `allocated` (the committed arena counter) are the media's; pending epochs
     // a and b (0: none) are rolled back.
-    node_recovery(std::byte* region, const incll_layout::geometry& g, std::uint64_t allocated, std::uint64_t epoch_a,
+    basic_node_recovery(std::byte* region, const incll_layout::geometry& g, std::uint64_t allocated, std::uint64_t epoch_a,
                   std::uint64_t epoch_b) noexcept
         : region_(region), arena_offset_(g.arena_offset), allocated_(allocated), a_(epoch_a), b_(epoch_b) {}
 
     bool is_node_offset(std::uint64_t off) const noexcept {
         if (off < arena_offset_) return false;
         const std::uint64_t rel = off - arena_offset_;
-        return rel % incll_layout::node_bytes == 0 && rel / incll_layout::node_bytes < allocated_;
+        return rel % node_bytes == 0 && rel / node_bytes < allocated_;
     }
     node_base* node_at(std::uint64_t off, const char* what) const;
     std::uint64_t index_of(const node_base* n) const noexcept {
         return static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(n) - region_ - arena_offset_) /
-               incll_layout::node_bytes;
+               node_bytes;
     }
     std::uint64_t allocated() const noexcept { return allocated_; }
     node_base* node_of(std::uint64_t index) const noexcept {
-        return reinterpret_cast<node_base*>(region_ + arena_offset_ + index * incll_layout::node_bytes);
+        return reinterpret_cast<node_base*>(region_ + arena_offset_ + index * node_bytes);
     }
 
     // Validates n (a node of the arena) and rolls it back; parent: its parent (null: the root).
@@ -102,11 +115,14 @@ private:
     const std::uint64_t arena_offset_, allocated_, a_, b_;
 };
 
-class lazy_recovery {
+template <class K>
+class basic_lazy_recovery {
 public:
+    using leaf = basic_leaf<K>;
+    using interior = basic_interior<K>;
     // After open() rolled back the external log and recorded `pending` in the commit line.
-    lazy_recovery(std::byte* region, const incll_layout::geometry& g, std::uint64_t allocated, std::uint64_t pending);
-    ~lazy_recovery();
+    basic_lazy_recovery(std::byte* region, const incll_layout::geometry& g, std::uint64_t allocated, std::uint64_t pending);
+    ~basic_lazy_recovery();
 
     // n is recovered when this returns (parent: the node it was read from; null for the root).
     // Throws damaged_pool if n is damaged (now or at an earlier access).
@@ -144,7 +160,7 @@ private:
     void walk(node_base* n, interior* parent, unsigned depth);
 
     std::byte* const region_;
-    const node_recovery nodes_;
+    const basic_node_recovery<K> nodes_;
     const std::uint64_t pending_;
     std::unique_ptr<std::atomic<std::uint8_t>[]> state_;
     static constexpr unsigned lock_count = 1024;
@@ -152,5 +168,12 @@ private:
     std::atomic<bool> finished_{false};
     std::atomic<std::uint64_t> count_{0};
 };
+
+extern template class basic_node_recovery<std::uint64_t>;
+extern template class basic_node_recovery<key128>;
+extern template class basic_lazy_recovery<std::uint64_t>;
+extern template class basic_lazy_recovery<key128>;
+using node_recovery = basic_node_recovery<std::uint64_t>;
+using lazy_recovery = basic_lazy_recovery<std::uint64_t>;
 
 }  // namespace ferrite::index

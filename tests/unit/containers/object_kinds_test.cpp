@@ -50,6 +50,8 @@ TEST(ObjectKinds, EveryNameableTypeIsRegisteredUnderItsName) {
     EXPECT_EQ((registered_name<dfc_deque<u64>>()), "dfc_deque");
     EXPECT_EQ((registered_name<dpfc_stack<u64>>()), "dpfc_stack");
     EXPECT_EQ((registered_name<dpfc_queue<u64>>()), "dpfc_queue");
+    EXPECT_EQ((registered_name<ferrite::ordered_map<u64, u64>>()), "ordered_map");
+    EXPECT_EQ((registered_name<ferrite::ordered_map<ferrite::key16, u64>>()), "ordered_map_k16");
 }
 
 // One object of every kind, used, closed, reopened (recovery runs every kind's recover),

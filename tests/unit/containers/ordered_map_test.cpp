@@ -112,6 +112,70 @@ TEST_F(OrderedMapTest, SignedKeysAreOrderedNumerically) {
     EXPECT_EQ(m->get(-50), std::optional<double>(-25.0));
 }
 
+TEST_F(OrderedMapTest, Key16StringsAreOrderedAsStringsAndSurviveReopen) {
+    using ferrite::key16;
+    std::vector<std::string> words;
+    for (const char* w : {"", "a", "ab", "abc", "b", "ba", "zzzzzzzzzzzzzzz", "hello", "help", "hel"}) words.emplace_back(w);
+    words.push_back(std::string("a\0", 2));  // embedded zero: between "a" and "ab"
+    for (int i = 0; i < 1500; ++i) words.push_back("k" + std::to_string(i * 7919 % 10007));  // share their first 8 bytes often
+    std::map<std::string, u64> model;
+    {
+        auto s = open();
+        auto m = s.names().open_ordered_map<key16, u64>("words", opts());
+        for (std::size_t i = 0; i < words.size(); ++i) {
+            EXPECT_EQ(m->insert_or_assign(key16::from_string(words[i]), i), !model.contains(words[i]));
+            model[words[i]] = i;
+        }
+        EXPECT_EQ(m->get(key16::from_string("help")), model["help"]);
+        EXPECT_FALSE(m->get(key16::from_string("he")));
+        EXPECT_TRUE(m->erase(key16::from_string("hel")));
+        model.erase("hel");
+    }
+    EXPECT_THROW((void)key16::from_string("0123456789abcdef"), std::length_error);
+    auto s = open();
+    for (const auto& c : s.names().check_objects())
+        if (c.name == "words") {
+            EXPECT_EQ(c.kind, "ordered_map_k16");
+            EXPECT_TRUE(c.problem.empty()) << c.problem;
+        }
+    auto m = s.names().open_ordered_map<key16, u64>("words", opts());
+    std::vector<std::pair<std::string, u64>> got;
+    m->scan(key16::from_string(""), ~std::size_t{0}, [&](const key16& k, u64 v) { got.emplace_back(std::string(k.to_string_view()), v); });
+    EXPECT_EQ(got, (std::vector<std::pair<std::string, u64>>(model.begin(), model.end())));
+    got.clear();
+    m->scan_range(key16::from_string("a"), key16::from_string("b"),
+                  [&](const key16& k, u64 v) { got.emplace_back(std::string(k.to_string_view()), v); });
+    EXPECT_EQ(got, (std::vector<std::pair<std::string, u64>>(model.lower_bound("a"), model.lower_bound("b"))));
+}
+
+TEST_F(OrderedMapTest, AKeyWidthMismatchIsRefusedWritingNothing) {
+    auto opts = [] { return ordered_map_options{.nodes = 256, .epoch_length = std::chrono::milliseconds(0), .shards = 2}; };
+    {
+        auto s = open();
+        s.names().open_ordered_map<u64, u64>("narrow", opts())->insert(1, 1);
+        s.names().open_ordered_map<ferrite::key16, u64>("wide", opts())->insert(ferrite::key16::from_string("x"), 2);
+    }
+    const auto before = bytes();
+    {
+        auto s = open();
+        EXPECT_THROW(((void)s.names().open_ordered_map<ferrite::key16, u64>("narrow", opts())), ferrite::pool_error);
+        EXPECT_THROW(((void)s.names().open_ordered_map<u64, u64>("wide", opts())), ferrite::pool_error);
+    }
+    EXPECT_EQ(bytes(), before) << "a refused open writes nothing";
+    // 16-byte keys of another type are ordered as two words, the first 8 bytes first.
+    struct pair_key {
+        u64 a, b;
+    };
+    auto s = open();
+    auto m = s.names().open_ordered_map<pair_key, u64>("pairs", opts());
+    m->insert({2, 0}, 1);
+    m->insert({1, ~u64{0}}, 2);
+    m->insert({1, 3}, 3);
+    std::vector<u64> order;
+    m->scan({0, 0}, 10, [&](const pair_key&, u64 v) { order.push_back(v); });
+    EXPECT_EQ(order, (std::vector<u64>{3, 2, 1}));
+}
+
 TEST_F(OrderedMapTest, ADamagedTreeHeaderFailsTheStoreOpenWritingNothing) {
     {
         auto s = open();
