@@ -186,10 +186,14 @@ TEST(Tree16Concurrent, WritersAndReadersOnSharedHighWords) {
     constexpr unsigned writers = 3, readers = 2;
     tree16 t;
     std::atomic<bool> stop{false};
+    // Writers start once every reader has read once: on a loaded machine the writers' 30 ms
+    // could otherwise pass before a reader runs at all, and the test would check nothing.
+    std::atomic<unsigned> readers_started{0};
     std::vector<std::map<key128, std::uint64_t>> models(writers);
     std::vector<std::thread> ts;
     for (unsigned w = 0; w < writers; ++w)
         ts.emplace_back([&, w] {
+            while (readers_started.load() < readers) std::this_thread::yield();
             std::mt19937_64 rng(w + 1);
             auto& m = models[w];
             for (std::uint64_t i = 0; i < 10000; ++i) {
@@ -208,7 +212,8 @@ TEST(Tree16Concurrent, WritersAndReadersOnSharedHighWords) {
     for (unsigned r = 0; r < readers; ++r)
         ts.emplace_back([&, r] {
             std::mt19937_64 rng(100 + r);
-            while (!stop.load(std::memory_order_relaxed)) {
+            bool announced = false;
+            do {
                 const key128 k{rng() % 4, rng() % (2000 * writers)};
                 if (const auto v = t.get(k); v && !belongs(k, *v)) ADD_FAILURE() << "a value of another key";
                 bool first = true;
@@ -221,7 +226,9 @@ TEST(Tree16Concurrent, WritersAndReadersOnSharedHighWords) {
                     last = sk;
                 });
                 reads.fetch_add(1, std::memory_order_relaxed);
-            }
+                if (!announced) readers_started.fetch_add(1);
+                announced = true;
+            } while (!stop.load(std::memory_order_relaxed));
         });
     for (unsigned w = 0; w < writers; ++w) ts[w].join();
     stop.store(true);
