@@ -213,7 +213,7 @@ def main():
         with open(a.ground_truth) as f:
             earlier = json.load(f)
         fields = ("id", "kind", "function", "killed", "targets", "double_flushes")
-        sites = {r["id"]: {k: r[k] for k in fields} for r in earlier["sites"]}
+        sites = {r["id"]: {k: r[k] for k in fields} for r in earlier.get("ground_truth", earlier["sites"])}
         timings, targets = earlier["summary"]["per_target_s"], earlier["summary"]["targets"]
         a.crashes = earlier["summary"]["crashes"]
         t_mutation = earlier["summary"]["timings_s"]["mutation"]
@@ -221,6 +221,7 @@ def main():
         sites, timings = ground_truth(cli, targets, a.crashes, a.jobs)
         t_mutation = time.monotonic() - t0
     print(f"mutation testing: {len(targets)} targets, {len(sites)} sites, {t_mutation:.0f} s", file=sys.stderr)
+    every_site = list(sites.values())  # the whole ground truth, kept in --json for a later --ground-truth
     if a.sites:
         sites = {k: v for k, v in sites.items() if re.search(a.sites, k)}
         print(f"--sites {a.sites}: {len(sites)} sites", file=sys.stderr)
@@ -239,7 +240,8 @@ def main():
     per_unit = {u: collections.Counter(key(r) for r in reports) for u, reports in zip(all_units, runs)}
     held = collections.defaultdict(set)  # (file, first line of a function) -> units
     starts = collections.defaultdict(set)  # file -> first lines of its functions
-    with open(listing) as f:
+    with open(listing, "a+") as f:  # a+: an empty subset runs no unit and leaves no listing
+        f.seek(0)
         for row in f:
             unit, file, line = row.rstrip("\n").split("\t")
             rel = source_path(file, unit)
@@ -322,7 +324,7 @@ def main():
     }
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"summary": summary, "sites": rows}, f, indent=1)
+            json.dump({"summary": summary, "sites": rows, "ground_truth": every_site}, f, indent=1)
     md = markdown(summary, rows)
     if a.markdown:
         with open(a.markdown, "w") as f:

@@ -145,7 +145,7 @@ void incll::touch(node_base* n, unsigned lines) noexcept {
     mine().dirty.push_back(n);  // std::bad_alloc here ends the process (noexcept)
 }
 
-void incll::log_node(node_base* n) noexcept {
+FERRITE_FLOW_ROOT void incll::log_node(node_base* n) noexcept {
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     std::uint64_t& logged = logged_epoch_of(n);
     if (logged == e) return;
@@ -253,7 +253,7 @@ interior* incll::make_interior(std::uint64_t version) noexcept {
     return n;
 }
 
-std::uint64_t incll::sync() {
+FERRITE_FLOW_ROOT std::uint64_t incll::sync() {
     lock_helping(advance_);  // a second sync() helps the one in progress
     const std::uint64_t n = geometry_.shards;
     for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);

@@ -42,6 +42,7 @@
 #include "ferrite/index/node_version.hpp"
 #include "ferrite/index/permutation.hpp"
 #include "ferrite/index/rel_ptr.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::index {
 
@@ -74,8 +75,8 @@ struct alignas(64) leaf : node_base {
     // lines 1-2
     std::atomic<std::uint64_t> keys[width] = {};
     // InCLL bookkeeping (durable tree; written under the lock, reset by recovery, not state):
-    std::uint64_t dirty_epoch = 0;   // epoch * 32 + the lines written in it (bit i: line i); on that epoch's dirty list
-    std::uint64_t logged_epoch = 0;  // the epoch the leaf went to the external undo log in
+    FERRITE_FLOW_SKIP std::uint64_t dirty_epoch = 0;   // epoch * 32 + the lines written in it (bit i: line i); on that epoch's dirty list
+    FERRITE_FLOW_SKIP std::uint64_t logged_epoch = 0;  // the epoch the leaf went to the external undo log in
     // lines 3-4
     struct alignas(64) value_line {
         std::atomic<std::uint64_t> values[values_per_line] = {};
@@ -98,7 +99,7 @@ struct alignas(64) interior : node_base {
     std::atomic<std::uint64_t> nkeys{0};
     std::atomic<std::uint64_t> keys[max_keys] = {};
     atomic_rel_ptr<node_base> children[max_keys + 1];
-    std::uint64_t dirty_epoch = 0, logged_epoch = 0;  // InCLL bookkeeping, as the leaf's
+    FERRITE_FLOW_SKIP std::uint64_t dirty_epoch = 0; FERRITE_FLOW_SKIP std::uint64_t logged_epoch = 0;  // InCLL bookkeeping, as the leaf's
 
     // The child whose range holds `key`: child i holds [keys[i-1], keys[i]). Reads without
     // the lock may see a node in the middle of a change (the caller validates the version);
