@@ -75,6 +75,42 @@ def ground_truth(cli, targets, crashes, jobs):
     return sites, timings
 
 
+def seeded_bugs(cli, crashes):
+    """The seeded buggy-* targets, each run once unmutated: target -> violations found."""
+    listed = subprocess.run([cli, "crashtest", "--list"], capture_output=True, text=True).stdout.split()
+    out = {}
+    for t in (t for t in listed if t.startswith("buggy-")):
+        run = subprocess.run([cli, "crashtest", t, "--crashes", str(crashes), "--json"], capture_output=True, text=True,
+                             cwd=ROOT)
+        try:
+            out[t] = json.loads(run.stdout)["violations"]
+        except (json.JSONDecodeError, KeyError):
+            sys.exit(f"crashtest {t} failed (status {run.returncode}): {run.stderr[-2000:]}")
+    return out
+
+
+def seeded_target(rel, line, buggy):
+    """The buggy-* target whose seeded bug a report at rel:line is: the line carries a `// BUG:`
+    comment, and the nearest `case` / `if (` line above it (12 lines at most) names the target's
+    flavour (buggy-log-no-flush: `case flavour::no_flush:` in log_target.cpp; buggy-transfer-recovery:
+    `if (buggy_recovery_)` in transfer_target.cpp). None for any other report."""
+    try:
+        with open(os.path.join(ROOT, rel)) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    if not 0 < line <= len(lines) or "// BUG:" not in lines[line - 1]:
+        return None
+    stem = os.path.basename(rel).split("_")[0]
+    guard = next((lines[i] for i in range(line - 1, max(line - 13, -1), -1)
+                  if re.search(r"\bcase\b|\bif \(", lines[i])), "")
+    for t in sorted(buggy):
+        rest = t[len("buggy-"):]
+        if rest.startswith(stem + "-") and rest[len(stem) + 1:].replace("-", "_") in guard:
+            return t
+    return None
+
+
 def units_by_header(build):
     """Each header's translation units, from ninja's dependency log (the built objects)."""
     deps = subprocess.run(["ninja", "-C", build, "-t", "deps"], capture_output=True, text=True).stdout
@@ -305,19 +341,27 @@ def main():
         rows = list(pool.map(judge, enumerate(sorted(sites))))
     t_static = time.monotonic() - t2
 
+    # Reports on a seeded bug's line (crash/*: `// BUG:`) are confirmed when its buggy-* target's
+    # unmutated campaign finds a violation, contradicted otherwise (docs/flow.md).
+    buggy = seeded_bugs(cli, a.crashes)
+    seeded = {}
+    for k in baseline:
+        t = seeded_target(k[0], k[1], buggy)
+        if t is not None and buggy[t] > 0:
+            seeded[f"{k[0]}:{k[1]} [{k[2]}]"] = t
     necessary = [r for r in rows if r["killed"]]
     redundant = [r for r in rows if not r["killed"]]
     found = [r for r in necessary if r["reported"]]
     unknown = [r for r in redundant if r["reported"]]  # reported, but the simulator says redundant
-    contradicted = len(baseline) + len(unknown)
-    confirmed = len(found)
+    contradicted = len(baseline) - len(seeded) + len(unknown)
+    confirmed = len(found) + len(seeded)
     summary = {
         "targets": targets, "crashes": a.crashes, "timings_s": {"mutation": round(t_mutation), "flow_baseline":
                                                                 round(t2 - t1), "flow_mutants": round(t_static)},
         "per_target_s": timings, "sites": len(rows), "necessary": len(necessary), "redundant": len(redundant),
         "found": confirmed, "recall": confirmed / len(necessary) if necessary else None,
         "baseline_reports": sorted(f"{k[0]}:{k[1]} [{k[2]}]" for k in baseline),
-        "contradicted": contradicted, "false_positive_rate": contradicted / (contradicted + confirmed)
+        "contradicted": contradicted, "seeded_confirmed": seeded, "buggy_targets": buggy, "false_positive_rate": contradicted / (contradicted + confirmed)
         if contradicted + confirmed else None,
         "redundant_called_double_flush": sum(r.get("double_flush", False) for r in redundant),
         "subset": a.sites,
@@ -356,9 +400,11 @@ def markdown(s, rows):
     fpr = s["false_positive_rate"]
     out += ["", f"Recall on necessary sites: {s['found']} / {s['necessary']}"
                 f" = {100 * rec:.0f}%." if rec is not None else "Recall: no necessary site.",
-            f"Reports contradicted by the simulator: {s['contradicted']} ({len(s['baseline_reports'])} on the "
-            f"unmutated code, the rest on redundant sites' removal); confirmed: {s['found']}; false-positive rate "
-            f"{100 * fpr:.0f}%." if fpr is not None else "No report.",
+            f"Reports contradicted by the simulator: {s['contradicted']} ({len(s['baseline_reports']) - len(s['seeded_confirmed'])} "
+            f"of the {len(s['baseline_reports'])} on the unmutated code, the rest on redundant sites' removal); confirmed: "
+            f"{s['found'] + len(s['seeded_confirmed'])} ({s['found']} killed sites' removal, {len(s['seeded_confirmed'])} "
+            f"seeded bugs their buggy-* target fails on: {', '.join(f'{k} ({v})' for k, v in sorted(s['seeded_confirmed'].items())) or 'none'}); "
+            f"false-positive rate {100 * fpr:.0f}%." if fpr is not None else "No report.",
             f"Redundant sites ferrite-flow calls a double flush: {s['redundant_called_double_flush']} / {s['redundant']}.",
             f"Time: mutation testing {s['timings_s']['mutation']} s, ferrite-flow unmutated "
             f"{s['timings_s']['flow_baseline']} s, on the mutants {s['timings_s']['flow_mutants']} s."]

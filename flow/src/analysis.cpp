@@ -430,19 +430,6 @@ private:
     }
 
     void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
-        // The callee's sentinel stores, checked against this function's pending stores at the
-        // call (the callee's own stores before them are its own business: missed, not false).
-        for (const auto& st : callee.sentinels) {
-            if (st.arg >= call.arg_size()) continue;
-            place p = target(call, st.arg, st.field, st.line ? std::optional<std::int64_t>(*st.line * line_bytes) : std::nullopt);
-            if (p.stack || p.object == nullptr || p.skip) continue;
-            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
-            const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
-            if (out != nullptr) check_pair(p, span, call, s, *out, st.fenced_before);
-            if (collect_ != nullptr && out != nullptr)
-                if (const auto at = path_of(p.object))
-                    add_sentinel({at->arg, at->field, p.offset ? std::optional(l) : std::nullopt, s.fenced && st.fenced_before});
-        }
         for (const auto& b : callee.binds) {
             if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
             const place into = locate(call.getArgOperand(b.into));
@@ -458,6 +445,20 @@ private:
             if (r.arg >= call.arg_size()) continue;
             const place p = target(call, r.arg, r.field, r.offset);
             if (!p.stack && p.object != nullptr) flush_place(p, r.len, r.sync, call, s, out, false);
+        }
+        // The callee's sentinel stores, checked against this function's pending stores after the
+        // callee's write-backs, before its fence (its fence before the store: fenced_before)
+        // (the callee's own stores before them are its own business: missed, not false).
+        for (const auto& st : callee.sentinels) {
+            if (st.arg >= call.arg_size()) continue;
+            place p = target(call, st.arg, st.field, st.line ? std::optional<std::int64_t>(*st.line * line_bytes) : std::nullopt);
+            if (p.stack || p.object == nullptr || p.skip) continue;
+            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
+            if (out != nullptr) check_pair(p, span, call, s, *out, st.fenced_before);
+            if (collect_ != nullptr && out != nullptr)
+                if (const auto at = path_of(p.object))
+                    add_sentinel({at->arg, at->field, p.offset ? std::optional(l) : std::nullopt, s.fenced || st.fenced_before});
         }
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
