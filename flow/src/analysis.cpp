@@ -285,7 +285,13 @@ private:
             check_log(p, span, inst, s, *out);
         }
         if (tracked && (p.sentinel || p.durable || p.log)) annotated_.insert(&inst);
-        if (tracked && p.log) add_log(p, span);
+        if (tracked && p.log) {
+            add_log(p, span);
+            // Storing zero disarms the log (the undo log's tag := none): what follows needs
+            // no log, so no store is checked against this one.
+            if (const auto* c = llvm::dyn_cast_or_null<llvm::Constant>(e.stored); c != nullptr && c->isNullValue())
+                disarms_.insert(&inst);
+        }
         if (tracked && p.sentinel && collect_ != nullptr && out != nullptr)
             if (const auto at = path_of(p.object))
                 add_sentinel({at->arg, at->field, span ? std::optional<std::int64_t>(span->first) : std::nullopt, s.fenced});
@@ -351,7 +357,7 @@ private:
             const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
             if (same_line || (loc.first == p.object && loc.second == unknown_line)) continue;
             auto it = s.d.find(loc);
-            if (it == s.d.end() || it->second.value == dur::fence) continue;
+            if (it == s.d.end() || it->second.value == dur::fence || disarms_.count(it->second.origin) != 0) continue;
             out.push_back({pattern::log, &inst,
                            "store to persistent memory before the log word (stored at " + line_col(it->second.origin) +
                                ") is written back and fenced: a crash could leave this change without its log"});
@@ -549,6 +555,7 @@ private:
     summary* collect_;                                // a summary run: where it goes
     std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable / log fields
     std::set<location> logs_;                          // lines a log word's stores armed
+    std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
     std::set<location> marked_;                        // FERRITE_FLOW_SENTINEL_AT's words
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
