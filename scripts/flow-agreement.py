@@ -378,7 +378,7 @@ def main():
         "targets": targets, "crashes": a.crashes, "timings_s": {"mutation": round(t_mutation), "flow_baseline":
                                                                 round(t2 - t1), "flow_mutants": round(t_static)},
         "per_target_s": timings, "sites": len(rows), "necessary": len(necessary), "redundant": len(redundant),
-        "found": confirmed, "recall": confirmed / len(necessary) if necessary else None,
+        "found": len(found), "confirmed": confirmed, "recall": len(found) / len(necessary) if necessary else None,
         "baseline_reports": sorted(f"{k[0]}:{k[1]} [{k[2]}]" for k in baseline),
         "contradicted": contradicted, "seeded_confirmed": seeded, "buggy_targets": buggy, "false_positive_rate": contradicted / (contradicted + confirmed)
         if contradicted + confirmed else None,
