@@ -75,6 +75,42 @@ def ground_truth(cli, targets, crashes, jobs):
     return sites, timings
 
 
+def seeded_bugs(cli, crashes):
+    """The seeded buggy-* targets, each run once unmutated: target -> violations found."""
+    listed = subprocess.run([cli, "crashtest", "--list"], capture_output=True, text=True).stdout.split()
+    out = {}
+    for t in (t for t in listed if t.startswith("buggy-")):
+        run = subprocess.run([cli, "crashtest", t, "--crashes", str(crashes), "--json"], capture_output=True, text=True,
+                             cwd=ROOT)
+        try:
+            out[t] = json.loads(run.stdout)["violations"]
+        except (json.JSONDecodeError, KeyError):
+            sys.exit(f"crashtest {t} failed (status {run.returncode}): {run.stderr[-2000:]}")
+    return out
+
+
+def seeded_target(rel, line, buggy):
+    """The buggy-* target whose seeded bug a report at rel:line is: the line carries a `// BUG:`
+    comment, and the nearest `case` / `if (` line above it (12 lines at most) names the target's
+    flavour (buggy-log-no-flush: `case flavour::no_flush:` in log_target.cpp; buggy-transfer-recovery:
+    `if (buggy_recovery_)` in transfer_target.cpp). None for any other report."""
+    try:
+        with open(os.path.join(ROOT, rel)) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    if not 0 < line <= len(lines) or "// BUG:" not in lines[line - 1]:
+        return None
+    stem = os.path.basename(rel).split("_")[0]
+    guard = next((lines[i] for i in range(line - 1, max(line - 13, -1), -1)
+                  if re.search(r"\bcase\b|\bif \(", lines[i])), "")
+    for t in sorted(buggy):
+        rest = t[len("buggy-"):]
+        if rest.startswith(stem + "-") and rest[len(stem) + 1:].replace("-", "_") in guard:
+            return t
+    return None
+
+
 def units_by_header(build):
     """Each header's translation units, from ninja's dependency log (the built objects)."""
     deps = subprocess.run(["ninja", "-C", build, "-t", "deps"], capture_output=True, text=True).stdout
@@ -187,6 +223,18 @@ def key(r):
     return (os.path.relpath(os.path.realpath(r["file"]), ROOT), r["line"], r["pattern"])
 
 
+def named_lines(r):
+    """The lines of the stores a report's message names (a pair report's pending store)."""
+    return tuple(sorted({int(m) for m in re.findall(r"\bat (\d+):\d+", r["message"])}))
+
+
+def full_key(r):
+    """A report and the stores it names: a mutant's pair report at the sentinel of an unmutated
+    one, about another store, is a new report (the seeded bug of log_target.cpp names 109 at
+    the count's store; removing the correct flavour's pfence names 100 there)."""
+    return (*key(r), named_lines(r))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-B", "--build", default=os.path.join(ROOT, "build/release"))
@@ -213,7 +261,7 @@ def main():
         with open(a.ground_truth) as f:
             earlier = json.load(f)
         fields = ("id", "kind", "function", "killed", "targets", "double_flushes")
-        sites = {r["id"]: {k: r[k] for k in fields} for r in earlier["sites"]}
+        sites = {r["id"]: {k: r[k] for k in fields} for r in earlier.get("ground_truth", earlier["sites"])}
         timings, targets = earlier["summary"]["per_target_s"], earlier["summary"]["targets"]
         a.crashes = earlier["summary"]["crashes"]
         t_mutation = earlier["summary"]["timings_s"]["mutation"]
@@ -221,6 +269,7 @@ def main():
         sites, timings = ground_truth(cli, targets, a.crashes, a.jobs)
         t_mutation = time.monotonic() - t0
     print(f"mutation testing: {len(targets)} targets, {len(sites)} sites, {t_mutation:.0f} s", file=sys.stderr)
+    every_site = list(sites.values())  # the whole ground truth, kept in --json for a later --ground-truth
     if a.sites:
         sites = {k: v for k, v in sites.items() if re.search(a.sites, k)}
         print(f"--sites {a.sites}: {len(sites)} sites", file=sys.stderr)
@@ -237,9 +286,15 @@ def main():
         runs = list(pool.map(lambda u: flow(driver, build, [u], []), all_units))
     del os.environ["FERRITE_FLOW_FUNCTIONS"]
     per_unit = {u: collections.Counter(key(r) for r in reports) for u, reports in zip(all_units, runs)}
+    per_unit_full = {u: collections.Counter(full_key(r) for r in reports) for u, reports in zip(all_units, runs)}
+    named = collections.defaultdict(set)  # report -> the lines of the stores its message names
+    for reports in runs:
+        for r in reports:
+            named[key(r)].update(named_lines(r))
     held = collections.defaultdict(set)  # (file, first line of a function) -> units
     starts = collections.defaultdict(set)  # file -> first lines of its functions
-    with open(listing) as f:
+    with open(listing, "a+") as f:  # a+: an empty subset runs no unit and leaves no listing
+        f.seek(0)
         for row in f:
             unit, file, line = row.rstrip("\n").split("\t")
             rel = source_path(file, unit)
@@ -290,10 +345,10 @@ def main():
             row["note"] = "the mutant does not compile: " + next(
                 (l for l in str(e).splitlines() if "error:" in l), str(e)[:200])
             return row
-        before = sum((per_unit[u] for u in units), collections.Counter())
-        new = collections.Counter(key(r) for r in reports) - before
+        before = sum((per_unit_full[u] for u in units), collections.Counter())
+        new = collections.Counter(full_key(r) for r in reports) - before
         row["removed"] = name
-        row["new"] = sorted(f"{k[0]}:{k[1]} [{k[2]}]" for k in new)
+        row["new"] = sorted({f"{k[0]}:{k[1]} [{k[2]}]" for k in new})
         row["reported"] = bool(new)
         row["double_flush"] = any(k[2] == "double-flush" for k in new)
         return row
@@ -303,26 +358,36 @@ def main():
         rows = list(pool.map(judge, enumerate(sorted(sites))))
     t_static = time.monotonic() - t2
 
+    # Reports about a store on a seeded bug's line (crash/*: `// BUG:`): a durability report on
+    # it, a pair or log report naming it; confirmed when its buggy-* target's unmutated campaign finds a
+    # violation, contradicted otherwise (docs/flow.md).
+    buggy = seeded_bugs(cli, a.crashes)
+    seeded = {}
+    for k in baseline:
+        lines = sorted(named[k]) if k[2] in ("pair", "log") else [k[1]]  # the store the report is about
+        t = next((t for t in (seeded_target(k[0], line, buggy) for line in lines) if t), None)
+        if t is not None and buggy[t] > 0:
+            seeded[f"{k[0]}:{k[1]} [{k[2]}]"] = t
     necessary = [r for r in rows if r["killed"]]
     redundant = [r for r in rows if not r["killed"]]
     found = [r for r in necessary if r["reported"]]
     unknown = [r for r in redundant if r["reported"]]  # reported, but the simulator says redundant
-    contradicted = len(baseline) + len(unknown)
-    confirmed = len(found)
+    contradicted = len(baseline) - len(seeded) + len(unknown)
+    confirmed = len(found) + len(seeded)
     summary = {
         "targets": targets, "crashes": a.crashes, "timings_s": {"mutation": round(t_mutation), "flow_baseline":
                                                                 round(t2 - t1), "flow_mutants": round(t_static)},
         "per_target_s": timings, "sites": len(rows), "necessary": len(necessary), "redundant": len(redundant),
-        "found": confirmed, "recall": confirmed / len(necessary) if necessary else None,
+        "found": len(found), "confirmed": confirmed, "recall": len(found) / len(necessary) if necessary else None,
         "baseline_reports": sorted(f"{k[0]}:{k[1]} [{k[2]}]" for k in baseline),
-        "contradicted": contradicted, "false_positive_rate": contradicted / (contradicted + confirmed)
+        "contradicted": contradicted, "seeded_confirmed": seeded, "buggy_targets": buggy, "false_positive_rate": contradicted / (contradicted + confirmed)
         if contradicted + confirmed else None,
         "redundant_called_double_flush": sum(r.get("double_flush", False) for r in redundant),
         "subset": a.sites,
     }
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"summary": summary, "sites": rows}, f, indent=1)
+            json.dump({"summary": summary, "sites": rows, "ground_truth": every_site}, f, indent=1)
     md = markdown(summary, rows)
     if a.markdown:
         with open(a.markdown, "w") as f:
@@ -354,9 +419,11 @@ def markdown(s, rows):
     fpr = s["false_positive_rate"]
     out += ["", f"Recall on necessary sites: {s['found']} / {s['necessary']}"
                 f" = {100 * rec:.0f}%." if rec is not None else "Recall: no necessary site.",
-            f"Reports contradicted by the simulator: {s['contradicted']} ({len(s['baseline_reports'])} on the "
-            f"unmutated code, the rest on redundant sites' removal); confirmed: {s['found']}; false-positive rate "
-            f"{100 * fpr:.0f}%." if fpr is not None else "No report.",
+            f"Reports contradicted by the simulator: {s['contradicted']} ({len(s['baseline_reports']) - len(s['seeded_confirmed'])} "
+            f"of the {len(s['baseline_reports'])} on the unmutated code, the rest on redundant sites' removal); confirmed: "
+            f"{s['found'] + len(s['seeded_confirmed'])} ({s['found']} killed sites' removal, {len(s['seeded_confirmed'])} "
+            f"seeded bugs their buggy-* target fails on: {', '.join(f'{k} ({v})' for k, v in sorted(s['seeded_confirmed'].items())) or 'none'}); "
+            f"false-positive rate {100 * fpr:.0f}%." if fpr is not None else "No report.",
             f"Redundant sites ferrite-flow calls a double flush: {s['redundant_called_double_flush']} / {s['redundant']}.",
             f"Time: mutation testing {s['timings_s']['mutation']} s, ferrite-flow unmutated "
             f"{s['timings_s']['flow_baseline']} s, on the mutants {s['timings_s']['flow_mutants']} s."]

@@ -72,10 +72,10 @@ store_options layout_for(const soft_engine_options& o) {
 }  // namespace
 
 struct soft_engine::stripe {
-  sync::rw_spin_lock lock;  // waits through pmem::wait_hint: the crash simulator can schedule around it
-  std::deque<ring_entry> ring;  // CLOCK order: oldest first; stale entries are skipped
-  std::size_t live = 0;
-  std::uint64_t next_cas = 0, cas_end = 0, cas_generation = 0;  // the reserved range (next_cas, cas_end]
+  FERRITE_FLOW_SKIP sync::rw_spin_lock lock;  // waits through pmem::wait_hint: the crash simulator can schedule around it
+  FERRITE_FLOW_SKIP std::deque<ring_entry> ring;  // CLOCK order: oldest first; stale entries are skipped
+  FERRITE_FLOW_SKIP std::size_t live = 0;
+  FERRITE_FLOW_SKIP std::uint64_t next_cas = 0, cas_end = 0, cas_generation = 0;  // the reserved range (next_cas, cas_end]
 };
 
 soft_engine::soft_engine(const soft_engine_options& options)

@@ -44,6 +44,7 @@
 #include "ferrite/containers/catalog.hpp"
 #include "ferrite/containers/durable_map.hpp"
 #include "ferrite/containers/store.hpp"
+#include "ferrite/pmem/flow.hpp"
 #include "ferrite/sync/rw_spin_lock.hpp"
 
 #include <array>
@@ -148,13 +149,13 @@ class soft_engine final : public engine {
   std::unique_ptr<alloc::buddy_heap> items_;
   std::shared_ptr<index_type> index_;
   std::unique_ptr<stripe[]> stripes_;
-  std::unique_ptr<std::atomic<std::uint8_t>[]> referenced_;  // CLOCK bits, one per 64-byte granule
+  FERRITE_FLOW_SKIP std::unique_ptr<std::atomic<std::uint8_t>[]> referenced_;  // CLOCK bits, one per 64-byte granule
   std::size_t granules_ = 0;
-  sync::rw_spin_lock high_water_lock_;  // reserved_ and the root's CAS and flush words
-  std::uint64_t reserved_ = 0;            // every id up to it belongs to some stripe's range
+  FERRITE_FLOW_SKIP sync::rw_spin_lock high_water_lock_;  // reserved_ and the root's CAS and flush words
+  FERRITE_FLOW_SKIP std::uint64_t reserved_ = 0;  // every id up to it belongs to some stripe's range
   std::atomic<std::uint64_t> cas_generation_{0};  // bumped by flush_all: ranges start again above it
   flush_rule flushes_;
-  item_counters counters_;
+  FERRITE_FLOW_SKIP item_counters counters_;
   recovery_report report_;
 };
 

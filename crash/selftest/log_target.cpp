@@ -126,7 +126,7 @@ private:
                 pmem::pfence();
                 return;
         }
-        *log.count = i + 1;  // LP
+        FERRITE_FLOW_SENTINEL_AT(log.count); *log.count = i + 1;  // LP
         pmem::pwb(log.count);
         pmem::pfence();  // PP: the append is durable when it returns
     }

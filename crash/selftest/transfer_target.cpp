@@ -35,7 +35,7 @@ struct alignas(64) account {
 struct alignas(64) undo_log {
     std::uint64_t old_a;
     std::uint64_t old_b;
-    std::uint64_t valid;
+    std::uint64_t valid FERRITE_FLOW_SENTINEL FERRITE_FLOW_LOG;
 };
 struct thread_accounts {
     account a;

@@ -128,7 +128,13 @@ private:
     }
     passthrough_of through() const { return through_; }
 
-    place locate(const llvm::Value* address) { return place_of(address, layout_, through(), canonical_); }
+    // A place, with the sentinels FERRITE_FLOW_SENTINEL_AT marked in this function.
+    place locate(const llvm::Value* address) {
+        place p = place_of(address, layout_, through(), canonical_);
+        if (!marked_.empty() && marked_.count({p.object, p.offset ? floor_line(*p.offset) : unknown_line}) != 0)
+            p.sentinel = true;
+        return p;
+    }
 
     // The value that stands for every read of the same (object, constant offset): a load,
     // or a call to a field getter (place.hpp's canonical_of).
@@ -249,7 +255,7 @@ private:
     // decides, with its own places, which of them are persistent.
     bool persistent(const place& p) const {
         if (p.stack || p.global || p.skip || skipped_.count(p.object) != 0) return false;
-        return root_ || collect_ != nullptr || p.sentinel || p.durable;
+        return root_ || collect_ != nullptr || p.sentinel || p.durable || p.log;
     }
 
     // The lines [first, last] an access covers, or nullopt: somewhere in the object.
@@ -274,8 +280,21 @@ private:
         if (p.stack) return;
         const auto span = lines(p, e.len);
         const bool tracked = persistent(p);
-        if (tracked && out != nullptr) check_publish_and_pair(e, p, span, inst, s, *out);
-        if (tracked && (p.sentinel || p.durable)) annotated_.insert(&inst);
+        if (tracked && out != nullptr) {
+            check_publish_and_pair(e, p, span, inst, s, *out);
+            check_log(p, span, inst, s, *out);
+        }
+        if (tracked && (p.sentinel || p.durable || p.log)) annotated_.insert(&inst);
+        if (tracked && p.log) {
+            add_log(p, span);
+            // Storing zero disarms the log (the undo log's tag := none): what follows needs
+            // no log, so no store is checked against this one.
+            if (const auto* c = llvm::dyn_cast_or_null<llvm::Constant>(e.stored); c != nullptr && c->isNullValue())
+                disarms_.insert(&inst);
+        }
+        if (tracked && p.sentinel && collect_ != nullptr && out != nullptr)
+            if (const auto at = path_of(p.object))
+                add_sentinel({at->arg, at->field, span ? std::optional<std::int64_t>(span->first) : std::nullopt, s.fenced});
         if (collect_ != nullptr && out != nullptr && p.offset && e.stored != nullptr &&
             e.stored->getType()->isPointerTy())
             if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object))
@@ -316,13 +335,45 @@ private:
         if (p.sentinel) check_pair(p, span, inst, s, out);
     }
 
+    // The lines a log word's stores (FERRITE_FLOW_LOG) armed in this function.
+    void add_log(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span) {
+        if (!span) {
+            logs_.insert({p.object, unknown_line});
+            return;
+        }
+        for (std::int64_t l = span->first; l <= span->second; ++l) logs_.insert({p.object, l});
+    }
+
+    void add_sentinel(const summary::sentinel_store& st) {
+        if (std::find(collect_->sentinels.begin(), collect_->sentinels.end(), st) == collect_->sentinels.end())
+            collect_->sentinels.push_back(st);
+    }
+
+    // A persistent store (at `inst`) to another line than an armed log word's: the log word
+    // must be written back and fenced first (log before modify).
+    void check_log(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                   const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
+        for (const location& loc : logs_) {
+            const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            if (same_line || (loc.first == p.object && loc.second == unknown_line)) continue;
+            auto it = s.d.find(loc);
+            if (it == s.d.end() || it->second.value == dur::fence || disarms_.count(it->second.origin) != 0) continue;
+            out.push_back({pattern::log, &inst,
+                           "store to persistent memory before the log word (stored at " + line_col(it->second.origin) +
+                               ") is written back and fenced: a crash could leave this change without its log"});
+            return;
+        }
+    }
+
     // A store to a sentinel field (at `inst`, a store or a call that stores it): every other
-    // pending persistent store must be written back and fenced first.
+    // pending persistent store must be written back and fenced first; with only_unwritten
+    // (a callee that fences before its sentinel store), every other store written back.
     void check_pair(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
-                    const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
+                    const llvm::Instruction& inst, const state& s, std::vector<report>& out,
+                    bool only_unwritten = false) const {
         const llvm::Instruction* first = nullptr;
         for (const auto& [loc, c] : s.d) {
-            if (c.value == dur::fence) continue;
+            if (c.value == dur::fence || (only_unwritten && c.value == dur::flush)) continue;
             const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
             if (same_line) continue;  // one line persists its stores in program order
             if (first == nullptr || earlier(c.origin, first)) first = c.origin;
@@ -401,6 +452,20 @@ private:
             const place p = target(call, r.arg, r.field, r.offset);
             if (!p.stack && p.object != nullptr) flush_place(p, r.len, r.sync, call, s, out, false);
         }
+        // The callee's sentinel stores, checked against this function's pending stores after the
+        // callee's write-backs, before its fence (its fence before the store: fenced_before)
+        // (the callee's own stores before them are its own business: missed, not false).
+        for (const auto& st : callee.sentinels) {
+            if (st.arg >= call.arg_size()) continue;
+            place p = target(call, st.arg, st.field, st.line ? std::optional<std::int64_t>(*st.line * line_bytes) : std::nullopt);
+            if (p.stack || p.object == nullptr || p.skip) continue;
+            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
+            if (out != nullptr) check_pair(p, span, call, s, *out, st.fenced_before);
+            if (collect_ != nullptr && out != nullptr)
+                if (const auto at = path_of(p.object))
+                    add_sentinel({at->arg, at->field, p.offset ? std::optional(l) : std::nullopt, s.fenced || st.fenced_before});
+        }
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
@@ -408,8 +473,11 @@ private:
                                    pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
             if (p.stack || p.object == nullptr) continue;
             const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
             if (persistent(p) && p.sentinel && out != nullptr)  // an atomic's store() to a sentinel
-                check_pair(p, p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt, call, s, *out);
+                check_pair(p, span, call, s, *out);
+            if (persistent(p) && out != nullptr) check_log(p, span, call, s, *out);
+            if (persistent(p) && p.log) add_log(p, span);
             if (persistent(p)) s.d[{p.object, l}] = {pd.written_back ? dur::flush : dur::write, &call};
             s.f.erase({p.object, l});
         }
@@ -449,6 +517,14 @@ private:
             if (out != nullptr) at_return(s, *out);
             return;
         }
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+            if (const auto* callee = call->getCalledFunction();
+                callee != nullptr && callee->getName() == "ferrite_flow_sentinel_at" && call->arg_size() == 1) {
+                const place p = place_of(call->getArgOperand(0), layout_, through(), canonical_);
+                if (!p.stack && p.object != nullptr)
+                    marked_.insert({p.object, p.offset ? floor_line(*p.offset) : unknown_line});
+                return;
+            }
         const std::vector<event> events = events_of(inst);
         if (events.empty())
             if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
@@ -477,7 +553,10 @@ private:
     bool root_;
     const summaries& known_;
     summary* collect_;                                // a summary run: where it goes
-    std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable fields
+    std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable / log fields
+    std::set<location> logs_;                          // lines a log word's stores armed
+    std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
+    std::set<location> marked_;                        // FERRITE_FLOW_SENTINEL_AT's words
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };

@@ -13,8 +13,13 @@
 // since: a double flush) before setting it to Flush; a fence moves Flush -> Fence.
 // Checks: a store of a pointer into persistent memory publishes the object it points to,
 // which must be at Fence everywhere (durability, "publish before durable"); a store to a
-// sentinel field requires every other pending persistent store at Fence (pair); at each
-// return, every persistent store must be at Fence (durability, "the durability point").
+// sentinel field requires every other pending persistent store at Fence (pair), and so does
+// a call whose summary stores a sentinel through an argument (checked after the callee's
+// write-backs, before its fence; FERRITE_FLOW_SENTINEL_AT marks a word a sentinel in one
+// function); after a store that arms a log word (FERRITE_FLOW_LOG, any value but zero),
+// every persistent store to another line requires the log word's line at Fence (log: "log
+// before modify", FlowNvm's log pattern with the tag as the log); at each return, every
+// persistent store must be at Fence (durability, "the durability point").
 //
 // What differs from the paper: (1) the joins are chosen for bug finding, as the notes warn
 // the extracted pseudocode's are not consistent: durability/pair take the lowest value of

@@ -62,6 +62,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
             out.sentinel |= text == "ferrite.flow.sentinel";
             out.durable |= text == "ferrite.flow.durable";
             out.skip |= text == "ferrite.flow.skip";
+            out.log |= text == "ferrite.flow.log";
             v = ii->getArgOperand(0);
             continue;
         }

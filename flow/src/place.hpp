@@ -39,6 +39,7 @@ struct place {
     bool sentinel = false;               // FERRITE_FLOW_SENTINEL field
     bool durable = false;                // FERRITE_FLOW_DURABLE field
     bool skip = false;                   // FERRITE_FLOW_SKIP field
+    bool log = false;                    // FERRITE_FLOW_LOG field
     bool stack = false;                  // the function's own stack (never persistent)
     bool global = false;                 // a global variable (volatile: not in a pool)
 };

@@ -114,9 +114,10 @@ void list_functions(const llvm::Module& m, const std::vector<const llvm::Functio
                    "\n");
 }
 
-// One line per summary with an effect: flushes (arg[.field]+offset/len), fence, pendings.
+// One line per summary with an effect: flushes (arg[.field]+offset/len), fence, pendings,
+// sentinel stores (after a fence: "fenced").
 void print_summary(const llvm::Function& f, const summary& s) {
-    if (s.flushes.empty() && s.pendings.empty() && !s.fences) return;
+    if (s.flushes.empty() && s.pendings.empty() && !s.fences && s.sentinels.empty()) return;
     auto& os = llvm::errs();
     os << llvm::demangle(f.getName().str()) << ":";
     const auto path = [&](unsigned arg, const std::optional<std::int64_t>& field) {
@@ -133,6 +134,11 @@ void print_summary(const llvm::Function& f, const summary& s) {
         os << (p.written_back ? " flushed" : " written");
         path(p.arg, p.field);
         os << "@" << (p.line ? std::to_string(*p.line) : "?");
+    }
+    for (const auto& st : s.sentinels) {
+        os << (st.fenced_before ? " fenced-sentinel" : " sentinel");
+        path(st.arg, st.field);
+        os << "@" << (st.line ? std::to_string(*st.line) : "?");
     }
     os << "\n";
 }

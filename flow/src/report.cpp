@@ -53,6 +53,7 @@ const char* pattern_name(pattern p) {
         case pattern::durability: return "durability";
         case pattern::pair: return "pair";
         case pattern::double_flush: return "double-flush";
+        case pattern::log: return "log";
     }
     return "?";
 }

@@ -18,7 +18,7 @@ class raw_ostream;
 
 namespace ferrite::flow {
 
-enum class pattern : std::uint8_t { durability, pair, double_flush };
+enum class pattern : std::uint8_t { durability, pair, double_flush, log };
 
 const char* pattern_name(pattern p);
 

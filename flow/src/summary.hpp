@@ -56,6 +56,18 @@ struct summary {
     std::vector<range> flushes;
     bool fences = false;  // a fence on every path, after the write-backs above
     std::vector<pending> pendings;
+    // Stores to a sentinel through an argument (arg.field, at a line), in the order the
+    // function makes them: a caller checks the pair pattern at the call, against its own
+    // pending stores (all of them; only the unwritten ones when the function has fenced
+    // on every path before the store: its fence makes the caller's write-backs durable).
+    struct sentinel_store {
+        unsigned arg;
+        std::optional<std::int64_t> field;
+        std::optional<std::int64_t> line;
+        bool fenced_before;
+        bool operator==(const sentinel_store&) const = default;
+    };
+    std::vector<sentinel_store> sentinels;
     // The function stores its pointer argument `from` (plus offset) into the field at
     // `field` of what argument `into` points to (a constructor binding a reference:
     // std::atomic_ref's, a wrapper's): a caller whose stack object is `into` knows where a

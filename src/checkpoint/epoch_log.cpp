@@ -288,7 +288,7 @@ void epoch_log::apply(std::uint64_t offset, const void* bytes, std::uint64_t len
 FERRITE_FLOW_ROOT void epoch_log::finish_replay() {
     if (applied_epoch() < committed_epoch()) {
         pmem::pfence();  // PP: the image holds the epochs before `applied` names them
-        *word_at(region_, 2) = committed_epoch();
+        FERRITE_FLOW_SENTINEL_AT(word_at(region_, 2)); *word_at(region_, 2) = committed_epoch();
         pmem::pwb(word_at(region_, 2));
         pmem::pfence();  // PP: durable before a log is reused (its records become stale)
     }

@@ -177,7 +177,7 @@ void basic_incll<K>::touch(node_base* n, unsigned lines) noexcept {
 }
 
 template <class K>
-void basic_incll<K>::log_node(node_base* n) noexcept {
+FERRITE_FLOW_ROOT void basic_incll<K>::log_node(node_base* n) noexcept {
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     std::uint64_t& logged = logged_epoch_of<K>(n);
     if (logged == e) return;
@@ -294,7 +294,7 @@ auto basic_incll<K>::make_interior(std::uint64_t version) noexcept -> interior* 
 }
 
 template <class K>
-std::uint64_t basic_incll<K>::sync() {
+FERRITE_FLOW_ROOT std::uint64_t basic_incll<K>::sync() {
     lock_helping(advance_);  // a second sync() helps the one in progress
     const std::uint64_t n = geometry_.shards;
     for (std::uint64_t i = 0; i < n; ++i) lock_shard(shards_[i]);

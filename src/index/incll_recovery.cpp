@@ -73,7 +73,7 @@ public:
         return incll_summary{d_, allocated_, g_.arena_nodes};
     }
 
-    basic_incll_recovered<K> run(bool lazy) {
+    FERRITE_FLOW_ROOT basic_incll_recovered<K> run(bool lazy) {
         check_geometry();
         check_commit();
         const std::vector<const log_entry*> entries = entries_to_roll_back();
@@ -108,7 +108,7 @@ public:
 
 private:
     // The root and the leftmost path (the height) now, every other node at its first access.
-    basic_incll_recovered<K> run_lazily(std::uint64_t f, bool logged) {
+    FERRITE_FLOW_ROOT basic_incll_recovered<K> run_lazily(std::uint64_t f, bool logged) {
         auto lazy = std::make_unique<basic_lazy_recovery<K>>(region_, g_, allocated_, f);
         node_base* root = node_at(root_offset_, "the root");
         unsigned height = 1;
@@ -229,13 +229,13 @@ private:
 
     std::byte* const region_;
     const std::uint64_t bytes_;
-    layout::geometry g_{};
-    std::uint64_t d_ = 0, allocated_ = 0, root_offset_ = 0, pending_ = 0;
-    std::optional<node_recovery> nodes_;
-    std::vector<bool> visited_;
-    std::vector<leaf*> leaves_;
-    unsigned leaf_depth_ = 0;
-    bool wrote_ = false;
+    FERRITE_FLOW_SKIP layout::geometry g_{};
+    FERRITE_FLOW_SKIP std::uint64_t d_ = 0, allocated_ = 0, root_offset_ = 0, pending_ = 0;
+    FERRITE_FLOW_SKIP std::optional<node_recovery> nodes_;
+    FERRITE_FLOW_SKIP std::vector<bool> visited_;
+    FERRITE_FLOW_SKIP std::vector<leaf*> leaves_;
+    FERRITE_FLOW_SKIP unsigned leaf_depth_ = 0;
+    FERRITE_FLOW_SKIP bool wrote_ = false;
 };
 
 }  // namespace

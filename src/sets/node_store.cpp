@@ -167,7 +167,7 @@ FERRITE_FLOW_ROOT node_store node_store::create(const pmem::pool_ref& pool, allo
     id.checksum = id.compute_checksum();
     pmem::pwb_range(h, sizeof(node_store_header));
     pmem::pfence();  // PP: the header complete before the anchor names it
-    anchor = in_pool + heap.offset_of(block);  // the commit point
+    FERRITE_FLOW_SENTINEL_AT(&anchor); anchor = in_pool + heap.offset_of(block);  // the commit point
     pmem::pwb(&anchor);
     pmem::pfence();  // PP: the anchor durable before the heap forgets its pending slot
     heap.confirm_allocation(block);

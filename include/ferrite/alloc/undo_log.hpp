@@ -47,7 +47,7 @@ namespace ferrite::alloc {
 enum class op_kind : std::uint8_t { none = 0, request = 1, release = 2 };
 
 struct alignas(64) log_control {
-    std::uint64_t tag FERRITE_FLOW_SENTINEL;  // persistent: op_kind | count << 8; 0 = no operation in flight
+    std::uint64_t tag FERRITE_FLOW_SENTINEL FERRITE_FLOW_LOG;  // persistent: op_kind | count << 8; 0 = no operation in flight
 };
 
 // The volatile write set of the operation being planned.

@@ -73,7 +73,7 @@ struct alignas(64) deque_header {
     // lines 2, 3
     deque_state state[2];
     // line 4
-    alignas(64) deque_log_tag log_tag FERRITE_FLOW_SENTINEL;
+    alignas(64) deque_log_tag log_tag FERRITE_FLOW_SENTINEL FERRITE_FLOW_LOG;
     std::uint64_t replace_data;      // replace: the new ring
     std::uint64_t replace_capacity;
 };

@@ -207,7 +207,7 @@ inline void dpfc_validate(const void* region, std::size_t bytes, std::uint64_t m
 // 1 - current) gets {head, size, redo, served}, then, in the same line
 // and stored last, epoch; pwb; pfence (PP). The caller has queued the write-backs (result
 // records, element lines) it orders.
-inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t head,
+FERRITE_FLOW_ROOT inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t head,
                         std::uint64_t size, const std::uint64_t* redo, std::uint64_t redo_count,
                         std::uint64_t served) noexcept {
     auto& next = r.state[1 - current];
@@ -239,7 +239,7 @@ inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoc
 // Idempotent: a crash before step 2's epoch persisted leaves C committed with its evidence
 // intact (run again); after it, nothing is left to do. Nothing is written when nothing is
 // to do.
-inline void dpfc_recover(void* region) noexcept {
+FERRITE_FLOW_ROOT inline void dpfc_recover(void* region) noexcept {
     const auto* h = static_cast<const dpfc_header*>(region);
     const auto r = dpfc_region::at(region, h->threads);
     const auto cur = r.committed_index();

@@ -120,7 +120,7 @@ public:
     dpfc_core(void* region, dpfc_options o, Trace t)
         : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)) {}
 
-    void combine(std::span<slot_type*> batch) noexcept {
+    FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         using s = combining::dfc_status;
         pushes_.clear();
         pops_.clear();
@@ -201,9 +201,9 @@ private:
 
     dpfc_region r_;
     dpfc_options opts_;
-    Trace trace_;
-    std::vector<slot_type*> pushes_, pops_;  // combiner's scratch
-    std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
+    FERRITE_FLOW_SKIP Trace trace_;
+    FERRITE_FLOW_SKIP std::vector<slot_type*> pushes_, pops_;  // combiner's scratch
+    FERRITE_FLOW_SKIP std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
 };
 
 }  // namespace containers

@@ -21,7 +21,7 @@ namespace ferrite::containers {
 // caller's persistent word that will name it. The anchor is the commit point.
 template <class Heap>
 FERRITE_FLOW_ROOT void publish_block(const pmem::pool_ref& pool, Heap& heap, std::uint64_t& anchor, void* block) {
-    anchor = static_cast<std::uint64_t>(static_cast<std::byte*>(block) - pool.base());
+    FERRITE_FLOW_SENTINEL_AT(&anchor); anchor = static_cast<std::uint64_t>(static_cast<std::byte*>(block) - pool.base());
     pmem::pwb(&anchor);
     pmem::pfence();  // PP: reachable from the caller's root: the block may be confirmed
     heap.confirm_allocation(block);

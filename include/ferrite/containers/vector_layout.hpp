@@ -69,7 +69,7 @@ struct alignas(64) vector_header {
     // lines 2, 3
     vector_state state[2];
     // line 4
-    alignas(64) vector_log_tag log_tag FERRITE_FLOW_SENTINEL;
+    alignas(64) vector_log_tag log_tag FERRITE_FLOW_SENTINEL FERRITE_FLOW_LOG;
     std::uint64_t log_entries;        // swap: undo entries in use
     std::uint64_t replace_data;       // replace: the new array
     std::uint64_t replace_capacity;

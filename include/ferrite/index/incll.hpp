@@ -92,6 +92,7 @@
 #include "ferrite/index/incll_layout.hpp"
 #include "ferrite/index/incll_lazy.hpp"
 #include "ferrite/index/nodes.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::index {
 
@@ -200,11 +201,11 @@ public:
 
 private:
     struct alignas(64) shard {
-        std::atomic<std::uint32_t> lock{0};
-        unsigned log_used = 0;
+        FERRITE_FLOW_SKIP std::atomic<std::uint32_t> lock{0};
+        FERRITE_FLOW_SKIP unsigned log_used = 0;
         log_entry* log = nullptr;
-        std::vector<node_base*> dirty;
-        std::vector<void*> stock;  // reserved arena nodes
+        FERRITE_FLOW_SKIP std::vector<node_base*> dirty;
+        FERRITE_FLOW_SKIP std::vector<void*> stock;  // reserved arena nodes
     };
     shard& mine() noexcept;
     void lock_shard(shard& s) noexcept;
@@ -228,28 +229,28 @@ private:
     incll_options options_;
     const incll_layout::geometry geometry_;
     std::unique_ptr<shard[]> shards_;
-    std::atomic<std::uint64_t> epoch_;
-    std::atomic<std::uint64_t> bump_;
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> epoch_;
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> bump_;
     std::atomic<node_base*>* root_ = nullptr;
     std::atomic<unsigned>* height_ = nullptr;
     std::unique_ptr<basic_lazy_recovery<K>> lazy_;
     // One epoch end at a time. A spin lock that waits through pmem::wait_hint, not a mutex: the
     // crash simulator runs one thread at a time and passes its token only at wait hints and
     // persistence events, so a thread blocked in a mutex would hold the token forever.
-    std::atomic<std::uint32_t> advance_{0};
+    FERRITE_FLOW_SKIP std::atomic<std::uint32_t> advance_{0};
     // The open write-back: (epoch << chunk_bits) | next chunk to claim; 0 when none is open. chunks_:
     // its chunks, chunk_start_[k]: shard k's first chunk (chunk_nodes_ dirty nodes each),
     // written by the ender before it opens claim_; done_: chunks written back and fenced.
     static constexpr unsigned chunk_bits = 20;
     static constexpr std::uint64_t chunk_mask = (std::uint64_t{1} << chunk_bits) - 1;
-    std::atomic<std::uint64_t> claim_{0};
-    std::atomic<std::uint64_t> chunks_{0};
-    std::atomic<std::uint64_t> done_{0};
-    std::uint64_t chunk_nodes_ = 1;
-    std::vector<std::uint64_t> chunk_start_;
-    std::atomic<std::uint64_t> commits_{0}, written_back_{0};
-    std::atomic<std::uint64_t> external_{0};
-    std::atomic<std::uint64_t> helped_{0};
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> claim_{0};
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> chunks_{0};
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> done_{0};
+    FERRITE_FLOW_SKIP std::uint64_t chunk_nodes_ = 1;
+    FERRITE_FLOW_SKIP std::vector<std::uint64_t> chunk_start_;
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> commits_{0}; FERRITE_FLOW_SKIP std::atomic<std::uint64_t> written_back_{0};
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> external_{0};
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> helped_{0};
     std::mutex ticker_mutex_;
     std::condition_variable ticker_cv_;
     bool ticker_stop_ = false;

@@ -58,6 +58,7 @@
 #include "ferrite/index/node_version.hpp"
 #include "ferrite/index/permutation.hpp"
 #include "ferrite/index/rel_ptr.hpp"
+#include "ferrite/pmem/flow.hpp"
 
 namespace ferrite::index {
 
@@ -106,8 +107,8 @@ struct alignas(64) basic_leaf : node_base, leaf_constants {
     // lines 1-4
     const K low_key;  // fixed for the leaf's life: leaves never merge
     atomic_key<K> keys[width] = {};
-    std::uint64_t dirty_epoch = 0;   // InCLL bookkeeping, as the 8-byte leaf's
-    std::uint64_t logged_epoch = 0;
+    FERRITE_FLOW_SKIP std::uint64_t dirty_epoch = 0;   // InCLL bookkeeping, as the 8-byte leaf's
+    FERRITE_FLOW_SKIP std::uint64_t logged_epoch = 0;
     // lines 5-6
     value_line value_lines[2];
 
@@ -139,8 +140,8 @@ struct alignas(64) basic_leaf<std::uint64_t> : node_base, leaf_constants {
     // lines 1-2
     std::atomic<std::uint64_t> keys[width] = {};
     // InCLL bookkeeping (durable tree; written under the lock, reset by recovery, not state):
-    std::uint64_t dirty_epoch = 0;   // epoch * 32 + the lines written in it (bit i: line i); on that epoch's dirty list
-    std::uint64_t logged_epoch = 0;  // the epoch the leaf went to the external undo log in
+    FERRITE_FLOW_SKIP std::uint64_t dirty_epoch = 0;   // epoch * 32 + the lines written in it (bit i: line i); on that epoch's dirty list
+    FERRITE_FLOW_SKIP std::uint64_t logged_epoch = 0;  // the epoch the leaf went to the external undo log in
     // lines 3-4
     value_line value_lines[2];
 
@@ -163,7 +164,7 @@ struct alignas(64) basic_interior : node_base {
     std::atomic<std::uint64_t> nkeys{0};
     atomic_key<K> keys[max_keys] = {};
     atomic_rel_ptr<node_base> children[max_keys + 1];
-    std::uint64_t dirty_epoch = 0, logged_epoch = 0;  // InCLL bookkeeping, as the leaf's
+    FERRITE_FLOW_SKIP std::uint64_t dirty_epoch = 0; FERRITE_FLOW_SKIP std::uint64_t logged_epoch = 0;  // InCLL bookkeeping, as the leaf's
 
     // The child whose range holds `key`: child i holds [keys[i-1], keys[i]). Reads without
     // the lock may see a node in the middle of a change (the caller validates the version);

@@ -16,6 +16,13 @@
 //                          first. Tracked in every function, root or not.
 //   FERRITE_FLOW_DURABLE   on a field: persistent even outside a root; a store to it must be
 //                          durable at the function's return.
+//   FERRITE_FLOW_LOG       on a field: a log word (an undo log's tag that arms it): its store
+//                          must be written back and fenced before any later persistent store
+//                          to another line ("log before modify"). Tracked in every function.
+//   FERRITE_FLOW_SENTINEL_AT(p)  a statement: the word at p is a sentinel in this function (an
+//                          anchor reached through a parameter, which cannot carry a field
+//                          annotation); its stores are checked as a sentinel field's, in this
+//                          function and, through its summary, at every call of it.
 //   FERRITE_FLOW_SKIP      on a field: volatile (its stores are not tracked), and so are the
 //                          elements a getter of it returns (a std::vector's operator[]); a
 //                          pointer loaded from it may still point into the pool. On a
@@ -27,9 +34,15 @@
 #define FERRITE_FLOW_SENTINEL __attribute__((annotate("ferrite.flow.sentinel")))
 #define FERRITE_FLOW_DURABLE __attribute__((annotate("ferrite.flow.durable")))
 #define FERRITE_FLOW_SKIP __attribute__((annotate("ferrite.flow.skip")))
+#define FERRITE_FLOW_LOG __attribute__((annotate("ferrite.flow.log")))
+// A declaration only: the driver compiles to IR and never links.
+extern "C" void ferrite_flow_sentinel_at(const volatile void*) noexcept;
+#define FERRITE_FLOW_SENTINEL_AT(p) ::ferrite_flow_sentinel_at(p)
 #else
 #define FERRITE_FLOW_ROOT
 #define FERRITE_FLOW_SENTINEL
 #define FERRITE_FLOW_DURABLE
 #define FERRITE_FLOW_SKIP
+#define FERRITE_FLOW_LOG
+#define FERRITE_FLOW_SENTINEL_AT(p) static_cast<void>(0)
 #endif

@@ -26,3 +26,8 @@ struct alignas(64) header {
     node* first FERRITE_FLOW_DURABLE;
     std::uint64_t hits FERRITE_FLOW_SKIP;  // volatile statistics beside the persistent field
 };
+
+// An undo log's control line: the tag arms the log (its entries name the words to restore).
+struct alignas(64) undo_control {
+    std::uint64_t tag FERRITE_FLOW_SENTINEL FERRITE_FLOW_LOG;
+};

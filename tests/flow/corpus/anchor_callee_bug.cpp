@@ -1,0 +1,17 @@
+// A helper that stores a marked anchor (its own root, durable at its return): the caller
+// writes the block back but calls it before any fence; the report is at the call.
+#include "ferrite/pmem/primitives.hpp"
+#include "record.hpp"
+
+FERRITE_FLOW_ROOT void publish(std::uint64_t& anchor, std::uint64_t offset) {
+    FERRITE_FLOW_SENTINEL_AT(&anchor);
+    anchor = offset;
+    ferrite::pmem::pwb(&anchor);
+    ferrite::pmem::pfence();
+}
+
+FERRITE_FLOW_ROOT void make(std::uint64_t& anchor, record* block, std::uint64_t offset) {
+    block->data = 7;
+    ferrite::pmem::pwb(&block->data);
+    publish(anchor, offset);  // flow-expect: pair
+}
