@@ -289,8 +289,10 @@ void checkpointer::commit_and_apply(std::uint64_t epoch) {
     for (const auto& th : threads_) {
         if (th.logged_epoch != epoch) continue;  // not a participant: nothing of it logged
         for (std::size_t i = 0; i < th.runs.size(); ++i) {
-            if (i + prefetch_distance < th.runs.size())  // the persistent image's line, to write
-                __builtin_prefetch(log_.image() + th.runs[i + prefetch_distance].first_line * line, 1);
+            // The volatile image's line, to read (the apply's NT stores need nothing of the
+            // persistent image's line: prefetching it would only displace a line of the program's).
+            if (i + prefetch_distance < th.runs.size())
+                __builtin_prefetch(image_ + th.runs[i + prefetch_distance].first_line * line, 0);
             const auto& r = th.runs[i];
             log_.apply(r.first_line * line, image_ + r.first_line * line, r.lines * line);
         }
