@@ -166,6 +166,25 @@ void checkpointer::leave(unsigned t) {
 }
 
 void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
+    // The common case, a region inside one line (a tree's slot, a counter): one bit, one
+    // load when it is set already, else one locked bit-test-and-set, whose old bit says
+    // whether this thread set it. (A p below the image wraps to a line past the last one
+    // and takes the general path, which rejects it.)
+    const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
+    if (n - 1 < line && (at & (line - 1)) + n <= line && at / line < lines_) [[likely]] {
+        const std::uint64_t l = at / line, bit = std::uint64_t{1} << (l % 64);
+        const auto w = bitmap_word(l / 64);
+        if ((w.load(std::memory_order_relaxed) & bit) != 0) return;
+        if ((w.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;  // another thread's since the load
+        auto& me = threads_[t];
+        if (!me.runs.empty() && me.runs.back().first_line + me.runs.back().lines == l)
+            ++me.runs.back().lines;
+        else
+            me.runs.push_back({l, 1});
+        me.log_need += line + record_overhead;
+        if (me.log_need > log_.log_capacity() / 2) request();
+        return;
+    }
     if (n == 0) return;
     const std::uint64_t first = line_of(p);
     const std::uint64_t last = line_of(static_cast<const std::byte*>(p) + n - 1);
