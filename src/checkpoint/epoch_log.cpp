@@ -15,11 +15,10 @@ namespace {
 
 constexpr std::uint64_t line = 64;
 constexpr std::uint64_t magic = 0x31474f4c50434546ull;  // "FECPLOG1"
-// Version 3 (this build's logs): the CRC-32C record checksum. A version 1 log (the one-lane
-// checksum) or 2 (four lanes) is still opened and keeps its version and checksum, so a pool
-// written by an older build recovers here and stays readable by it; an older build refuses a
-// version 3 log with a clear error (the version check in open()).
-constexpr std::uint32_t version = 3;
+// Version 2 (this build's logs): the four-lane record checksum. A version 1 log (the one-lane
+// checksum) is still opened and keeps its version and checksum, so a pool written by an older
+// build recovers here and stays readable by it.
+constexpr std::uint32_t version = 2;
 constexpr std::uint32_t oldest_version = 1;
 constexpr std::uint32_t max_threads = 256;
 constexpr std::uint64_t header_lines = 3;  // identity, committed, applied
@@ -44,16 +43,12 @@ static_assert(sizeof(record_header) == 24);
 
 std::uint64_t identity_checksum(const identity& id) noexcept { return pmem::fnv1a64(&id, offsetof(identity, checksum)); }
 
-// The record's checksum: the header's first three fields and the payload. Version 3:
-// CRC-32C (pmem::crc32c) of the three fields as 8-byte words, then of the payload's bytes.
-// Versions 1 and 2 (still read): word by word, each word xored into a 64-bit state that is
-// then multiplied and folded. Version 1 runs one such state over the words in turn: a chain
-// of dependent multiplies, about 5 cycles per 8 bytes, which was 4.6% of a ferrite-kv
-// server's CPU under 4 KiB sets. Version 2 runs four independent states over the words in
-// turn (word i into state i % 4) and folds them into one at the end: the multiplies overlap,
-// but a one-line record still pays a chain of 8 multiplies (header, two rounds, the folds),
-// about 18 ns, which was most of the snapshot's time per line under YCSB A
-// (docs/checkpointing.md); CRC-32C takes about 3 ns for it (the crc32 instruction, 11 words).
+// The record's checksum: the header's first three fields and the payload, word by word,
+// each word xored into a 64-bit state that is then multiplied and folded. Version 1 runs one
+// such state over the words in turn: a chain of dependent multiplies, about 5 cycles per
+// 8 bytes, which was 4.6% of a ferrite-kv server's CPU under 4 KiB sets. Version 2 runs four
+// independent states over the words in turn (word i into state i % 4) and folds them into
+// one at the end: the multiplies overlap, about four times the speed.
 std::uint64_t mix(std::uint64_t h, std::uint64_t w) noexcept {
     h ^= w;
     h *= 0xff51afd7ed558ccdull;
@@ -75,10 +70,6 @@ std::uint64_t payload_word(const std::byte* payload, std::size_t i, std::uint32_
 
 std::uint32_t record_checksum(std::uint32_t log_version, std::uint64_t epoch, std::uint64_t offset,
                               std::uint32_t length, const std::byte* payload) noexcept {
-    if (log_version >= 3) {
-        const std::uint64_t fields[3] = {epoch, offset, length};
-        return pmem::crc32c(payload, length, pmem::crc32c(fields, sizeof fields));
-    }
     std::uint64_t h = mix(mix(0x9e3779b97f4a7c15ull ^ epoch, offset), length);
     std::size_t i = 0;
     if (log_version >= 2) {

@@ -14,11 +14,10 @@
 //   logs     `threads` logs of log_bytes each
 //   image    image_bytes: the persistent image
 // A record: {u64 epoch, u64 image offset, u32 length, u32 checksum} then the bytes, padded
-// to 8; the checksum covers the other fields and the bytes (version 3: CRC-32C; version 2:
-// four interleaved multiply lanes, version 1: one; a log keeps the version it was created
-// with). Each append also writes an end marker (a zero epoch word) after its record, so a
-// scan stops there whatever the bytes after it held (a log is reused from its start after
-// every replay).
+// to 8; the checksum covers the other fields and the bytes (version 2: four interleaved lanes,
+// version 1: one; a log keeps the version it was created with). Each append also writes an end
+// marker (a zero epoch word) after its record, so a scan stops there whatever the bytes
+// after it held (a log is reused from its start after every replay).
 //
 // Crash consistency (the argument; the crash target `cpnvm-counter` checks it):
 //   append:  record + end marker stored (plain stores, no write-back yet).

@@ -103,49 +103,41 @@ TEST(EpochLog, RecoveryReplaysTheCommittedEpochAndDropsTheUncommittedOne) {
     EXPECT_EQ(log.recover().records, 0u) << "recovering again finds nothing left";
 }
 
-// Logs written by builds of format versions 1 (one-lane record checksums) and 2 (four lanes)
-// are recovered; their records are checked with their version's checksum, not this build's
-// version 3 (CRC-32C). A version 4 log is refused.
-TEST(EpochLog, OlderVersionLogsAreRecoveredWithTheirOwnChecksum) {
+// A log written by a build of format version 1 (one-lane record checksums) is recovered;
+// its records are checked with version 1's checksum, not this build's version 2.
+TEST(EpochLog, AVersion1LogIsRecoveredWithItsOwnChecksum) {
     constexpr std::uint64_t log0 = 3 * 64;  // thread 0's log; its first record's header
-    // Epoch 1, offset 64, pattern(length, 3), by the version 1 and version 2 code.
-    struct old_record {
-        std::uint32_t version, length, checksum;
-    };
-    static constexpr old_record olds[] = {{1, 13, 0xa238e985}, {2, 40, 0x29298dde}};
-    const auto make = [](region& r, std::uint32_t as_version, std::uint32_t length, const std::uint32_t* checksum) {
+    static constexpr std::uint32_t version1_checksum = 0xa238e985;  // epoch 1, offset 64, pattern(13, 3), by the version 1 code
+    const auto make = [](region& r, std::uint32_t as_version, bool version1_record) {
         auto log = epoch_log::create(r.p, r.bytes, small);
-        const auto a = pattern(length, 3);
-        ASSERT_TRUE(log.append(0, 1, 64, a.data(), length));
+        const auto a = pattern(13, 3);
+        ASSERT_TRUE(log.append(0, 1, 64, a.data(), 13));
         log.seal(0);
         log.commit(1);  // not replayed: open must read the record
         std::memcpy(r.p + 8, &as_version, 4);
         const std::uint64_t id_checksum = pmem::fnv1a64(r.p, 32);
         std::memcpy(r.p + 32, &id_checksum, 8);
-        if (checksum != nullptr) std::memcpy(r.p + log0 + 20, checksum, 4);
+        if (version1_record) std::memcpy(r.p + log0 + 20, &version1_checksum, 4);
     };
-    for (const auto& old : olds) {
-        SCOPED_TRACE("version " + std::to_string(old.version));
-        region r(region_bytes(small));
-        make(r, old.version, old.length, &old.checksum);
-        auto log = epoch_log::open(r.p, r.bytes);
-        EXPECT_EQ(log.recover().records, 1u);
-        EXPECT_EQ(std::memcmp(log.image() + 64, pattern(old.length, 3).data(), old.length), 0);
+    region r(region_bytes(small));
+    make(r, 1, true);
+    auto log = epoch_log::open(r.p, r.bytes);
+    EXPECT_EQ(log.recover().records, 1u);
+    EXPECT_EQ(std::memcmp(log.image() + 64, pattern(13, 3).data(), 13), 0);
 
-        region mixed(region_bytes(small));
-        make(mixed, old.version, old.length, nullptr);  // the old version with this build's checksum: damage
-        const auto before = mixed.copy();
-        EXPECT_THROW(epoch_log::open(mixed.p, mixed.bytes).recover(), damaged_pool);
-        EXPECT_EQ(mixed.copy(), before);
-    }
+    region mixed(region_bytes(small));
+    make(mixed, 1, false);  // version 1 with this build's checksum: damage
+    const auto before = mixed.copy();
+    EXPECT_THROW(epoch_log::open(mixed.p, mixed.bytes).recover(), damaged_pool);
+    EXPECT_EQ(mixed.copy(), before);
 
     region newer(region_bytes(small));
-    make(newer, 4, 13, nullptr);
+    make(newer, 3, false);
     try {
         (void)epoch_log::open(newer.p, newer.bytes);
-        ADD_FAILURE() << "a version 4 log was opened";
+        ADD_FAILURE() << "a version 3 log was opened";
     } catch (const damaged_pool& e) {
-        EXPECT_NE(std::string(e.what()).find("versions 1 to 3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("versions 1 to 2"), std::string::npos) << e.what();
     }
 }
 
