@@ -225,7 +225,7 @@ bool checkpointer::is_due(thread_state& me) noexcept {
     if (due_.load(std::memory_order_acquire)) return true;
     // The clock is read every 16th call of a thread (a call costs a few nanoseconds then).
     if (options_.interval.count() == 0 ||
-        (++me.calls % 16 == 0 && now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
+        (me.calls % 16 == 0 && now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
                                      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count())) {
         due_.store(true, std::memory_order_release);
         return true;
@@ -239,7 +239,7 @@ std::chrono::nanoseconds checkpointer::until_due() const noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval) - std::chrono::nanoseconds(since);
 }
 
-bool checkpointer::checkpoint(unsigned t) {
+bool checkpointer::checkpoint_slow(unsigned t) {
     if (t >= threads_.size() || !threads_[t].joined)
         throw usage_error("checkpointer: thread " + std::to_string(t) + " checkpoints without having joined");
     throw_if_failed();
