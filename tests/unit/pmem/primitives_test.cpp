@@ -188,7 +188,7 @@ TEST_P(NtMemcpyUnderEachBackend, NtCopyLinesCopiesWholeLines) {
     if (!pm::cpu_supports(GetParam())) GTEST_SKIP() << "this CPU does not support " << pm::to_string(GetParam());
     pm::set_backend(GetParam());
     constexpr unsigned char guard = 0xEE;
-    std::array<unsigned char, 4 * line + 16> src{};
+    std::array<unsigned char, 4 * line + 24> src{};  // the largest source offset is 24
     fill_pattern(src.data(), src.size(), 9);
     for (std::size_t src_off : {0u, 1u, 8u, 24u}) {
         for (std::size_t lines = 0; lines <= 4; ++lines) {
