@@ -166,6 +166,25 @@ void checkpointer::leave(unsigned t) {
 }
 
 void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
+    // The common case, a region inside one line (a tree's slot, a counter): one bit, one
+    // load when it is set already, else one locked bit-test-and-set, whose old bit says
+    // whether this thread set it. (A p below the image wraps to a line past the last one
+    // and takes the general path, which rejects it.)
+    const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
+    if (n - 1 < line && (at & (line - 1)) + n <= line && at / line < lines_) [[likely]] {
+        const std::uint64_t l = at / line, bit = std::uint64_t{1} << (l % 64);
+        const auto w = bitmap_word(l / 64);
+        if ((w.load(std::memory_order_relaxed) & bit) != 0) return;
+        if ((w.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;  // another thread's since the load
+        auto& me = threads_[t];
+        if (!me.runs.empty() && me.runs.back().first_line + me.runs.back().lines == l)
+            ++me.runs.back().lines;
+        else
+            me.runs.push_back({l, 1});
+        me.log_need += line + record_overhead;
+        if (me.log_need > log_.log_capacity() / 2) request();
+        return;
+    }
     if (n == 0) return;
     const std::uint64_t first = line_of(p);
     const std::uint64_t last = line_of(static_cast<const std::byte*>(p) + n - 1);
@@ -206,7 +225,7 @@ bool checkpointer::is_due(thread_state& me) noexcept {
     if (due_.load(std::memory_order_acquire)) return true;
     // The clock is read every 16th call of a thread (a call costs a few nanoseconds then).
     if (options_.interval.count() == 0 ||
-        (++me.calls % 16 == 0 && now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
+        (me.calls % 16 == 0 && now_ns() - last_checkpoint_ns_.load(std::memory_order_relaxed) >=
                                      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count())) {
         due_.store(true, std::memory_order_release);
         return true;
@@ -220,7 +239,7 @@ std::chrono::nanoseconds checkpointer::until_due() const noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval) - std::chrono::nanoseconds(since);
 }
 
-bool checkpointer::checkpoint(unsigned t) {
+bool checkpointer::checkpoint_slow(unsigned t) {
     if (t >= threads_.size() || !threads_[t].joined)
         throw usage_error("checkpointer: thread " + std::to_string(t) + " checkpoints without having joined");
     throw_if_failed();
@@ -289,8 +308,10 @@ void checkpointer::commit_and_apply(std::uint64_t epoch) {
     for (const auto& th : threads_) {
         if (th.logged_epoch != epoch) continue;  // not a participant: nothing of it logged
         for (std::size_t i = 0; i < th.runs.size(); ++i) {
-            if (i + prefetch_distance < th.runs.size())  // the persistent image's line, to write
-                __builtin_prefetch(log_.image() + th.runs[i + prefetch_distance].first_line * line, 1);
+            // The volatile image's line, to read (the apply's NT stores need nothing of the
+            // persistent image's line: prefetching it would only displace a line of the program's).
+            if (i + prefetch_distance < th.runs.size())
+                __builtin_prefetch(image_ + th.runs[i + prefetch_distance].first_line * line, 0);
             const auto& r = th.runs[i];
             log_.apply(r.first_line * line, image_ + r.first_line * line, r.lines * line);
         }

@@ -281,6 +281,13 @@ FERRITE_FLOW_ROOT replay_stats epoch_log::replay() {
 }
 
 void epoch_log::apply(std::uint64_t offset, const void* bytes, std::uint64_t length) noexcept {
+    if (offset % line == 0 && length % line == 0) {
+        // Whole lines (every record of the checkpointer's): NT stores, which neither read the
+        // image's lines first nor leave them in the cache; durable at finish_replay's pfence
+        // like a pwb's line.
+        pmem::nt_copy_lines(image_ + offset, bytes, length);
+        return;
+    }
     std::memcpy(image_ + offset, bytes, length);
     pmem::pwb_range(image_ + offset, length);
 }

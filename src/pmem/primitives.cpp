@@ -114,5 +114,20 @@ void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where
     }
 }
 
+void nt_copy_lines_slow(void* dst, const void* src, std::size_t n, const site& where) noexcept {
+    if (auto* o = installed_observer()) {
+        std::memcpy(dst, src, n);
+        tls_counters.nt_stores += n / 8;
+        return o->on_nt_store(dst, n, where);
+    }
+    resolve_backend_once();
+    tls_counters.nt_stores += n / 8;
+    if (resolved_backend() == backend::none) {
+        std::memcpy(dst, src, n);  // persistent caches: as nt_store_slow
+        return;
+    }
+    movntdq_lines(dst, src, n);
+}
+
 }  // namespace detail
 }  // namespace ferrite::pmem

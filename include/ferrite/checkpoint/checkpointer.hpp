@@ -149,7 +149,17 @@ public:
     void mark(unsigned t, const void* p, std::size_t n);
     // At a consistent point of thread t: true if an epoch committed in this call (false: not
     // due, or refused because some thread's records could not fit; that thread throws).
-    bool checkpoint(unsigned t);
+    bool checkpoint(unsigned t) {
+        // Inline, the common call (a program calls it after every operation): joined, not the
+        // 16th call (the clock is read every 16th call of a thread), nothing due, no failure.
+        if (t < threads_.size()) {
+            auto& me = threads_[t];
+            if (me.joined && ++me.calls % 16 != 0 && options_.interval.count() != 0 &&
+                !due_.load(std::memory_order_acquire) && !failed_.load(std::memory_order_acquire))
+                return false;
+        }
+        return checkpoint_slow(t);
+    }
     // Makes the next checkpoint due whatever the interval.
     void request() noexcept { due_.store(true, std::memory_order_release); }
     // How long until a checkpoint comes due by the interval: zero or less when one is due
@@ -180,7 +190,8 @@ private:
         std::uint64_t records = 0, bytes = 0;
     };
 
-    bool is_due(thread_state& me) noexcept;
+    bool checkpoint_slow(unsigned t);   // checkpoint() but for its common case
+    bool is_due(thread_state& me) noexcept;  // me.calls counts this call already
     void snapshot(unsigned t, std::uint64_t epoch);
     // Barrier `barrier` (1 or 2) of a checkpoint over the participants: true in the last
     // thread to arrive, which must call release() (last_barrier: after barrier 2, which

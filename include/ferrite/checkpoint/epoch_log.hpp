@@ -27,7 +27,9 @@
 //   commit(E): after every thread of E sealed (the caller's barrier): committed := E, pwb,
 //            pfence (LP/PP of the epoch). So every record of a committed epoch is durable.
 //   replay:  for each committed, unapplied epoch in order, copy its records into the image
-//            (apply: pwb per line); finish_replay: pfence; applied := committed, pwb, pfence.
+//            (apply: whole lines with NT stores, any other range with a pwb per line);
+//            finish_replay: pfence (the NT stores and pwbs are durable); applied :=
+//            committed, pwb, pfence.
 //            Copying an epoch again (a crash during replay) writes the same bytes:
 //            idempotent. The checkpointer's background replayer calls replay() after each
 //            commit (one epoch: one walk of each log). In line, the checkpointer, which
@@ -100,8 +102,9 @@ public:
     replay_stats replay();
     // The two steps of replay() for a caller that holds the committed, unapplied epoch's
     // bytes itself (one epoch only: the checkpointer right after commit): apply() copies
-    // image bytes [offset, offset + length) from `bytes` into the persistent image (pwb of
-    // each line; they must be the bytes the epoch's records hold for that range), and
+    // image bytes [offset, offset + length) from `bytes` into the persistent image (NT stores
+    // when the range is whole lines, else stores and a pwb of each line; they must be the
+    // bytes the epoch's records hold for that range), and
     // finish_replay(), once every record's range was applied, makes them durable and names
     // the epoch applied (pfence, applied := committed, pwb, pfence), and empties the logs.
     void apply(std::uint64_t offset, const void* bytes, std::uint64_t length) noexcept;

@@ -9,6 +9,8 @@
 //   psync()           wait until earlier pwbs and NT stores are durable (sfence on x86)
 //   nt_store(p, v)    8-byte non-temporal store, bypassing the cache (movnti)
 //   nt_memcpy(d,s,n)  copy with NT stores (unaligned head/tail: stores + pwb)
+//   nt_copy_lines(d,s,n)  copy whole 64-byte lines with 16-byte NT stores (movntdq): no
+//                     read for ownership of d's lines, nothing of them left in the cache
 // A store is durable once a pwb of its line *and then* a pfence/psync of the same thread
 // have executed (ordering axioms, docs/references.md). NT stores need only the
 // fence.
@@ -25,6 +27,8 @@
 #include <cstdint>
 #include <cstring>
 #include <source_location>
+
+#include <emmintrin.h>  // SSE2 (every x86-64): the 16-byte loads and NT stores of nt_copy_lines
 
 #include "ferrite/pmem/counters.hpp"
 #include "ferrite/pmem/flow.hpp"  // the annotations of the structures built on these
@@ -45,6 +49,7 @@ void pfence_slow(const site& where) noexcept;
 void psync_slow(const site& where) noexcept;
 void nt_store_slow(std::uint64_t* dst, std::uint64_t value, const site& where) noexcept;
 void nt_memcpy_slow(void* dst, const void* src, std::size_t n, const site& where) noexcept;
+void nt_copy_lines_slow(void* dst, const void* src, std::size_t n, const site& where) noexcept;
 
 // The hot-path test: a real flush instruction is in use (not none, emulated or observed).
 inline bool real_instructions() noexcept {
@@ -69,6 +74,19 @@ inline void clflush(const void* p) noexcept {
 inline void sfence() noexcept { asm volatile("sfence" ::: "memory"); }
 inline void movnti(std::uint64_t* dst, std::uint64_t v) noexcept {
     asm volatile("movnti %1, %0" : "=m"(*dst) : "r"(v) : "memory");
+}
+// n bytes (a multiple of 64) to dst (64-byte aligned), four 16-byte NT stores a line.
+inline void movntdq_lines(void* dst, const void* src, std::size_t n) noexcept {
+    auto* d = static_cast<__m128i*>(dst);
+    const auto* s = static_cast<const __m128i*>(src);
+    for (std::size_t i = 0; i < n / 16; i += 4) {
+        const __m128i a = _mm_loadu_si128(s + i), b = _mm_loadu_si128(s + i + 1);
+        const __m128i c = _mm_loadu_si128(s + i + 2), e = _mm_loadu_si128(s + i + 3);
+        _mm_stream_si128(d + i, a);
+        _mm_stream_si128(d + i + 1, b);
+        _mm_stream_si128(d + i + 2, c);
+        _mm_stream_si128(d + i + 3, e);
+    }
 }
 
 }  // namespace detail
@@ -147,6 +165,21 @@ inline void nt_memcpy(void* dst, const void* src, std::size_t n,
                       const site& where = site::current()) noexcept {
     if (n == 0) return;
     detail::nt_memcpy_slow(dst, src, n, where);
+}
+
+// Copy n bytes, a multiple of 64, to dst, 64-byte aligned, with non-temporal stores of whole
+// lines (src: any alignment). Durable after the next pfence, like nt_store; no pwb is needed.
+// Unlike a copy and pwb_range, the destination's lines are not read first (no read for
+// ownership) and are not left in the cache, displacing nothing: for many scattered lines that
+// nobody reads soon (CpNvm's apply into its persistent image). Counted as n / 8 nt_stores;
+// an observer sees one nt_store of n bytes, after the bytes are stored.
+inline void nt_copy_lines(void* dst, const void* src, std::size_t n, const site& where = site::current()) noexcept {
+    if (n == 0) return;
+    if (detail::real_instructions()) {
+        detail::tls_counters.nt_stores += n / 8;
+        return detail::movntdq_lines(dst, src, n);
+    }
+    detail::nt_copy_lines_slow(dst, src, n, where);
 }
 
 }  // namespace ferrite::pmem

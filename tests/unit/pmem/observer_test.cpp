@@ -171,6 +171,23 @@ TEST_F(ObserverTest, NtMemcpyReportsHeadWordsAndTail) {
     EXPECT_EQ(pm::thread_counters(), (pm::counters{.pwb_lines = 2, .nt_stores = 4}));
 }
 
+// nt_copy_lines: one nt_store event of all its bytes, reported after they are stored.
+TEST_F(ObserverTest, NtCopyLinesReportsOneStoreOfItsBytes) {
+    lines dst{};
+    std::array<unsigned char, 128 + 1> src{};
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 5 + 1);
+    const auto here = std::source_location::current().line(); pm::nt_copy_lines(&dst.bytes[64], src.data() + 1, 128);
+
+    EXPECT_EQ(std::memcmp(&dst.bytes[64], src.data() + 1, 128), 0);
+    ASSERT_EQ(obs.events.size(), 1u);
+    EXPECT_EQ(obs.events[0].what, kind::nt_store);
+    EXPECT_EQ(obs.events[0].addr, &dst.bytes[64]);
+    EXPECT_EQ(obs.events[0].bytes, 128u);
+    EXPECT_EQ(obs.events[0].line, here);
+    EXPECT_TRUE(is_this_file(obs.events[0].file)) << obs.events[0].file;
+    EXPECT_EQ(pm::thread_counters(), (pm::counters{.nt_stores = 16}));
+}
+
 TEST_F(ObserverTest, ObserverWinsOverEveryBackend) {
     for (pm::backend b : pm::all_backends) {
         if (!pm::cpu_supports(b)) continue;

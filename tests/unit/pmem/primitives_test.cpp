@@ -182,6 +182,33 @@ TEST_P(NtMemcpyUnderEachBackend, CopiesEveryAlignmentAndLength) {
     }
 }
 
+// nt_copy_lines under every backend: whole lines copied from any source alignment, nothing
+// around them touched, n / 8 NT stores counted and no pwb.
+TEST_P(NtMemcpyUnderEachBackend, NtCopyLinesCopiesWholeLines) {
+    if (!pm::cpu_supports(GetParam())) GTEST_SKIP() << "this CPU does not support " << pm::to_string(GetParam());
+    pm::set_backend(GetParam());
+    constexpr unsigned char guard = 0xEE;
+    std::array<unsigned char, 4 * line + 24> src{};  // the largest source offset is 24
+    fill_pattern(src.data(), src.size(), 9);
+    for (std::size_t src_off : {0u, 1u, 8u, 24u}) {
+        for (std::size_t lines = 0; lines <= 4; ++lines) {
+            line_buffer dst;
+            dst.bytes.fill(guard);
+            pm::reset_thread_counters();
+            pm::nt_copy_lines(dst.bytes.data() + line, src.data() + src_off, lines * line);
+            const auto got = pm::thread_counters();
+            pm::pfence();
+            ASSERT_EQ(got, (pm::counters{.nt_stores = lines * line / 8})) << src_off << " " << lines;
+            ASSERT_EQ(std::memcmp(dst.bytes.data() + line, src.data() + src_off, lines * line), 0) << src_off << " " << lines;
+            for (std::size_t i = 0; i < dst.bytes.size(); ++i)
+                if (i < line || i >= line + lines * line) {
+                    ASSERT_EQ(dst.bytes[i], guard) << i;
+                }
+        }
+    }
+    pm::pfence();
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, NtMemcpyUnderEachBackend, ::testing::ValuesIn(pm::all_backends),
                          [](const ::testing::TestParamInfo<pm::backend>& backend_info) {
                              return std::string(pm::to_string(backend_info.param));
