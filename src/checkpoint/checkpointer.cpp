@@ -165,6 +165,18 @@ void checkpointer::leave(unsigned t) {
     threads_[t].joined = false;
 }
 
+void checkpointer::own_lines(thread_state& me, std::uint64_t first, std::uint64_t len) {
+    if (!me.runs.empty() && me.runs.back().first_line + me.runs.back().lines == first)
+        me.runs.back().lines += len;  // continues the last run (a region over several words)
+    else
+        me.runs.push_back({first, len});
+    me.log_need += len * line + record_overhead;
+}
+
+void checkpointer::request_if_log_half_full(const thread_state& me) noexcept {
+    if (me.log_need > log_.log_capacity() / 2) request();
+}
+
 void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
     // The common case, a region inside one line (a tree's slot, a counter): one bit, one
     // load when it is set already, else one locked bit-test-and-set, whose old bit says
@@ -177,12 +189,8 @@ void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
         if ((w.load(std::memory_order_relaxed) & bit) != 0) return;
         if ((w.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;  // another thread's since the load
         auto& me = threads_[t];
-        if (!me.runs.empty() && me.runs.back().first_line + me.runs.back().lines == l)
-            ++me.runs.back().lines;
-        else
-            me.runs.push_back({l, 1});
-        me.log_need += line + record_overhead;
-        if (me.log_need > log_.log_capacity() / 2) request();
+        own_lines(me, l, 1);
+        request_if_log_half_full(me);
         return;
     }
     if (n == 0) return;
@@ -208,17 +216,10 @@ void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
             const auto from = static_cast<unsigned>(std::countr_zero(mine));
             const auto len = static_cast<unsigned>(std::countr_one(mine >> from));
             mine &= len == 64 ? 0 : ~(((std::uint64_t{1} << len) - 1) << from);
-            const std::uint64_t run = word * 64 + from;
-            if (!me.runs.empty() && me.runs.back().first_line + me.runs.back().lines == run)
-                me.runs.back().lines += len;  // continues the last run (a region over several words)
-            else
-                me.runs.push_back({run, len});
-            me.log_need += len * line + record_overhead;
+            own_lines(me, word * 64 + from, len);
         }
     }
-    // Half the log taken: the next checkpoint comes now rather than at the interval, so a
-    // thread that writes much in one interval does not run out of log.
-    if (me.log_need > log_.log_capacity() / 2) request();
+    request_if_log_half_full(me);
 }
 
 bool checkpointer::is_due(thread_state& me) noexcept {

@@ -191,6 +191,12 @@ private:
     };
 
     bool checkpoint_slow(unsigned t);   // checkpoint() but for its common case
+    // mark(): lines [first, first + len) are this thread's to log (it set their bits): a new
+    // run, or the last one continued, and the log bytes they need.
+    void own_lines(thread_state& me, std::uint64_t first, std::uint64_t len);  // may throw std::bad_alloc, as mark()
+    // mark(): half the log taken, the next checkpoint comes now rather than at the interval,
+    // so a thread that writes much in one interval does not run out of log.
+    void request_if_log_half_full(const thread_state& me) noexcept;
     bool is_due(thread_state& me) noexcept;  // me.calls counts this call already
     void snapshot(unsigned t, std::uint64_t epoch);
     // Barrier `barrier` (1 or 2) of a checkpoint over the participants: true in the last
