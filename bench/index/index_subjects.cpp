@@ -161,37 +161,41 @@ private:
 
 }  // namespace
 
+namespace {
+
+// One tree subject: every keyed operation the trees offer, over Holder's tree.
+template <class Holder>
+subject_kind tree_kind(std::string name, std::string summary) {
+    return {std::move(name),
+            std::move(summary),
+            {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
+            [](const subject_config& c) { return std::make_unique<tree_subject<Holder>>(c); },
+            op_family::keyed};
+}
+
+}  // namespace
+
 void register_index_subjects(std::vector<subject_kind>& out) {
-    out.push_back({"tree-volatile",
-                   "Masstree-style B+-tree (index/): width-14 permutation leaves, lock-free optimistic readers, "
-                   "a lock per node (issue 21's volatile baseline)",
-                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<volatile_holder<std::uint64_t>>>(c); },
-                   op_family::keyed});
-    out.push_back({"tree-incll",
-                   "the same tree made durable by InCLL (index/durable_tree.hpp): in-line undo words, external "
-                   "per-shard log, 64 ms user-space epochs, nodes in a scratch pool (issue 21)",
-                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<false>>>(c); },
-                   op_family::keyed});
-    out.push_back({"tree-undo",
-                   "the same durable tree with external undo logging only (the thesis's variant without in-line "
-                   "words): each node's first change per 64 ms epoch logs the node (pwb, pfence) first (issue 21)",
-                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<true>>>(c); },
-                   op_family::keyed});
-    out.push_back({"tree-volatile-k16",
-                   "tree-volatile with 16-byte keys (index::key128; key a is {one shared high word, a}): seven-line "
-                   "nodes, two-word comparisons (issue 21)",
-                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<volatile_holder<index::key128>>>(c); },
-                   op_family::keyed});
-    out.push_back({"tree-incll-k16",
-                   "tree-incll with 16-byte keys (index::key128; key a is {one shared high word, a}): the same InCLL "
-                   "engine over seven-line nodes (issue 21)",
-                   {op::insert, op::erase, op::contains, op::get, op::put, op::scan},
-                   [](const subject_config& c) { return std::make_unique<tree_subject<incll_holder<false, index::key128>>>(c); },
-                   op_family::keyed});
+    out.push_back(tree_kind<volatile_holder<std::uint64_t>>(
+        "tree-volatile",
+        "Masstree-style B+-tree (index/): width-14 permutation leaves, lock-free optimistic readers, "
+        "a lock per node (issue 21's volatile baseline)"));
+    out.push_back(tree_kind<incll_holder<false>>(
+        "tree-incll",
+        "the same tree made durable by InCLL (index/durable_tree.hpp): in-line undo words, external "
+        "per-shard log, 64 ms user-space epochs, nodes in a scratch pool (issue 21)"));
+    out.push_back(tree_kind<incll_holder<true>>(
+        "tree-undo",
+        "the same durable tree with external undo logging only (the thesis's variant without in-line "
+        "words): each node's first change per 64 ms epoch logs the node (pwb, pfence) first (issue 21)"));
+    out.push_back(tree_kind<volatile_holder<index::key128>>(
+        "tree-volatile-k16",
+        "tree-volatile with 16-byte keys (index::key128; key a is {one shared high word, a}): seven-line "
+        "nodes, two-word comparisons (issue 21)"));
+    out.push_back(tree_kind<incll_holder<false, index::key128>>(
+        "tree-incll-k16",
+        "tree-incll with 16-byte keys (index::key128; key a is {one shared high word, a}): the same InCLL "
+        "engine over seven-line nodes (issue 21)"));
 }
 
 }  // namespace ferrite::bench
