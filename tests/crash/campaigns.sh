@@ -47,6 +47,17 @@ mutation_points() {
   esac
   echo "$n"
 }
+# What a failing campaign prints: its summary and its violations (each with the `repro`
+# command that replays it), not the site list that comes first in the JSON; output with no
+# violation list (a crash, an error) is printed whole.
+failure_report() {
+  if grep -q '"violation_list"' <<<"$1"; then
+    grep -E '"(crash_points|events|recovery_crashes|seed|threads|violations)"' <<<"$1"
+    sed -n '/"violation_list"/,$p' <<<"$1" | head -200
+  else
+    echo "$1"
+  fi
+}
 targets=$("$ferrite" crashtest --list) || { echo "FAIL: crashtest --list"; exit 1; }
 [ -n "$targets" ] || { echo "FAIL: no targets listed"; exit 1; }
 for t in $targets; do
@@ -59,7 +70,7 @@ for t in $targets; do
     *) want=0 ;;
   esac
   if [ "$rc" -ne "$want" ]; then
-    echo "FAIL: crashtest $t -> exit $rc, wanted $want"; echo "$out" | head -40; failures=$((failures + 1))
+    echo "FAIL: crashtest $t -> exit $rc, wanted $want"; failure_report "$out"; failures=$((failures + 1))
   else
     echo "ok: crashtest $t ($summary ${ms} ms)"; passed=$((passed + 1))
   fi
