@@ -196,7 +196,8 @@ public:
 
     persistent_vector_core(const pmem::pool_ref& pool, Heap& heap, vector_header* h, vector_options opts = {},
                            Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), cur_(vector_current(*h)), opts_(opts), trace_(std::move(trace)) {
+        : pool_(pool), heap_(&heap), h_(h), cur_(vector_current(*h)), size_(h->state[cur_].size),
+          redo_(h->state[cur_].redo), opts_(opts), trace_(std::move(trace)) {
         // The state's redo elements may never have been written back (a pass defers them, and
         // a clean exit does not write caches back): treat them as deferred.
         const auto& st = h->state[cur_];
@@ -250,7 +251,7 @@ public:
     }
 
     // Sequential view (single-threaded use, e.g. after recovery).
-    std::uint64_t size() const noexcept { return h_->state[cur_].size; }
+    std::uint64_t size() const noexcept { return size_; }
     std::uint64_t capacity() const noexcept { return h_->capacity; }
     const T* data() const noexcept { return array(pool_, h_); }
     T* data() noexcept { return array(pool_, h_); }
@@ -308,7 +309,7 @@ private:
             }
             if (logged > 0) {
                 // Stale redo values would be copied over the swapped elements at recovery.
-                if (h_->state[cur_].redo != 0) {
+                if (redo_ != 0) {
                     if (write_back_deferred(size)) pmem::pfence();  // PP: no redo needed for them
                     write_state(size, {});
                 }
@@ -457,15 +458,20 @@ private:
     // then, in the same line and stored last, the next epoch; pwb. The caller's pfence
     // commits it; the pass goes on from it (cur_), as recovery would once it is durable.
     void write_state(std::uint64_t size, std::span<const T> redo) noexcept {
-        const auto cur = cur_;
-        cur_ = vector_next_record(cur);
+        const auto& cur = h_->state[cur_];
+        cur_ = vector_next_record(cur_);
+        size_ = size;
+        redo_ = redo.size();
         auto& next = h_->state[cur_];
         next.size = size;
         next.redo = redo.size();
         if (!redo.empty()) std::memcpy(next.redo_values, redo.data(), redo.size_bytes());
         // Stored after the rest of the line: the epoch persists no earlier than the record.
         std::atomic_signal_fence(std::memory_order_release);
-        next.epoch = h_->state[cur].epoch + 1;  // commit point once durable
+        // The epoch is read from the state's record, not mirrored: with it mirrored too (no
+        // record line read in a pass) a 1-thread stack-pfc operation cost 15-25 ns more in CPU
+        // time on the project's VM, unexplained (docs/results.md).
+        next.epoch = cur.epoch + 1;  // commit point once durable
         pmem::pwb(&next);
     }
 
@@ -474,9 +480,11 @@ private:
     pmem::pool_ref pool_;
     Heap* heap_;
     vector_header* h_;
-    // The state record's index (vector_current of the header, kept here so that a pass reads
-    // one record line, not eight epochs). Volatile; the combiner's alone.
-    std::uint64_t cur_ FERRITE_FLOW_SKIP;
+    // The state record's index (vector_current of the header), size and redo count, kept here
+    // so that a pass does not start with a load from the line the previous pass wrote back
+    // (about 10 ns on the project's VM, docs/results.md). Equal to the header's from
+    // construction on (only write_state changes the state). Volatile; the combiner's alone.
+    std::uint64_t cur_ FERRITE_FLOW_SKIP, size_ FERRITE_FLOW_SKIP, redo_ FERRITE_FLOW_SKIP;
     vector_options opts_;
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> pushes_ FERRITE_FLOW_SKIP, pops_ FERRITE_FLOW_SKIP, swaps_ FERRITE_FLOW_SKIP;  // combiner's scratch

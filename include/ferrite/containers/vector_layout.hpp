@@ -2,7 +2,7 @@
 //
 // A vector is one header block in the pool (allocated from the pool's heap) plus an element
 // array (also from the heap, replaced when the vector grows). Offsets are pool offsets, so
-// the pool may map anywhere. Thirteen lines, each written by one kind of step:
+// the pool may map anywhere. Eleven lines, each written by one kind of step:
 //
 //   line 0       identity: magic, element size and alignment, swap-log capacity (create)
 //   line 1       array:    data offset, capacity                      (REPLACE installs)
