@@ -8,8 +8,8 @@
 //      written back, one pfence, the log is cleared (tag = NOP);
 //   3. push/pop pairs are eliminated: the pop returns the pushed value, memory is untouched;
 //   4. reserve, then the remaining pushes: the array grows if needed (REPLACE, below), the
-//      state record after the state's in the ring (the oldest) gets {size + n, redo = the c deferred
-//      elements below `size` and the n values}, and, stored last, epoch + 1, pwb of its
+//      record after the state's in the ring (the oldest) gets {size + n, redo = the c
+//      deferred elements below `size` and the n values}, and, stored last, epoch + 1, pwb of its
 //      line; the deferred elements' lines are written back (pwb), the n values stored after
 //      `size` through the cache and NOT written back: they become the deferred ones, held by
 //      this record until the next pass that keeps them writes their lines back; ONE pfence
@@ -77,9 +77,10 @@
 // state, its redo values are the pushes' elements whether or not their NT stores reached
 // the array: recovery copies them (vector_replay_redo). A record's redo is needed only
 // until the array's copy is durable: the pass's own pfence does that, and the record is
-// overwritten eight passes later (two would do: the deferral below needs two). Swaps: a swap chunk whose state record holds redo values
-// first writes a record {size, redo 0} (pwb, ordered by the chunk's first pfence), so a
-// recovery never copies stale pushes over swapped elements. Growth: recovery finishes an
+// overwritten eight passes later (two would do: the deferral below needs two). Swaps: a
+// swap chunk whose state record holds redo values first writes a record {size, redo 0}
+// (pwb, ordered by the chunk's first pfence), so a recovery never copies stale pushes over
+// swapped elements. Growth: recovery finishes an
 // interrupted REPLACE before the replay, into the array that is then installed (its copy
 // was taken after the pass that wrote the record had made its values durable).
 //
