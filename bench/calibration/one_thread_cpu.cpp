@@ -11,7 +11,8 @@
 //   ring k      store + pwb + pfence + xchg over a ring of k lines (k = 1, 2, 4, 8, 16, 64):
 //               the price of storing to a line written back k operations before (issue 23:
 //               the vector's state records, two in format 2, eight in format 3)
-//   record k=2/8  the same with a state record's pattern: read the last record, store a value
+//   load back   k = 8 with the stored value loaded from the line written back 1 or 2
+//               operations before (a record's epoch), or with a value line never written back
 //   work        40 dependent multiply-adds alone, before floor's store, after its xchg
 //   none        pfc and mutex under the `none` backend: the passes' CPU work without pwb/pfence Not part of the build (no CMake target, nothing in CI):
 // a variant is this file compiled against another include tree, e.g. (docs/results.md):
@@ -60,10 +61,11 @@ double floor_ns(bool with_xchg) {
 }
 
 // store + pwb + pfence + xchg over a ring of `n` lines (n = 64: floor+xchg): each store goes to
-// the line written back n operations before. With `read_other`, the record's pattern: a
-// dependent read of the line written last (`epoch = other.epoch + 1`) and a store to one more
-// line that is not written back (a pushed value) or a read of it (a popped one).
-double ring_ns(unsigned n, bool read_other) {
+// the line written back n operations before. `load_back` > 0: the stored value depends on a
+// load from the line written back load_back operations before (a record's `epoch = the
+// state's epoch + 1`); `value_line`: a store to (even operations) or load from (odd) one more
+// line that is never written back (a pushed value, then popped).
+double ring_ns(unsigned n, unsigned load_back = 0, bool value_line = false) {
     bench::scratch_pool sp("/dev/shm");
     auto* lines = static_cast<std::uint64_t*>(sp.heap().allocate((n + 1) * 64));
     std::memset(lines, 0, (n + 1) * 64);
@@ -72,13 +74,14 @@ double ring_ns(unsigned n, bool read_other) {
     const double t0 = cpu_ns();
     for (int i = 0; i < ops; ++i) {
         auto* w = lines + (i % n) * 8;
-        const std::uint64_t e = read_other ? lines[((i + n - 1) % n) * 8] + 1 : static_cast<std::uint64_t>(i);
-        if (read_other) {
-            w[1] = e;
+        std::uint64_t e = static_cast<std::uint64_t>(i);
+        if (load_back > 0) e = lines[((i + n - load_back) % n) * 8] + load_back;
+        w[1] = e;
+        if (value_line) {
             if (i % 2 == 0) *value = e;
             else w[2] = *value;
-            std::atomic_signal_fence(std::memory_order_release);
         }
+        std::atomic_signal_fence(std::memory_order_release);
         w[0] = e;
         pmem::pwb(w);
         pmem::pfence();
@@ -165,13 +168,14 @@ int main(int argc, char** argv) {
     pmem::set_backend(pmem::backend::clwb);
     if (what == "parts") {
         const unsigned rings[] = {1, 2, 4, 8, 16, 64};
-        std::vector<double> f, ring[6], rec2, rec8, pre, post, alone, pn, mn;
+        std::vector<double> f, ring[6], back1, back2, value, pre, post, alone, pn, mn;
         const int k = 40;
         for (int r = 0; r < 7; ++r) {
             f.push_back(floor_ns(false));
-            for (int j = 0; j < 6; ++j) ring[j].push_back(ring_ns(rings[j], false));
-            rec2.push_back(ring_ns(2, true));
-            rec8.push_back(ring_ns(8, true));
+            for (int j = 0; j < 6; ++j) ring[j].push_back(ring_ns(rings[j]));
+            back1.push_back(ring_ns(8, 1));
+            back2.push_back(ring_ns(8, 2));
+            value.push_back(ring_ns(8, 0, true));
             pre.push_back(work_ns(k, 0));
             post.push_back(work_ns(k, 1));
             alone.push_back(work_ns(k, 2));
@@ -182,10 +186,11 @@ int main(int argc, char** argv) {
         }
         std::printf("floor %.1f  store+pwb+pfence+xchg over a ring of k lines:", median(f));
         for (int j = 0; j < 6; ++j) std::printf(" k=%u %.1f", rings[j], median(ring[j]));
-        std::printf("\nrecord pattern (read the last, store a value line) k=2 %.1f  k=8 %.1f\n"
+        std::printf("\nk=8 with a load from the line written back 1 / 2 operations before: %.1f / %.1f;"
+                    " with a value line (never written back): %.1f\n"
                     "work(%d) alone %.1f  floor+xchg+work before the store %.1f  after the xchg %.1f\n"
                     "backend none (no pwb, no pfence): pfc %.1f  mutex %.1f  [CPU ns/op, median of 7]\n",
-                    median(rec2), median(rec8), k, median(alone), median(pre), median(post), median(pn), median(mn));
+                    median(back1), median(back2), median(value), k, median(alone), median(pre), median(post), median(pn), median(mn));
         return 0;
     }
     std::vector<double> f, p, m, x;
