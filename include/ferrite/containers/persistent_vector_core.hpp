@@ -8,8 +8,8 @@
 //      written back, one pfence, the log is cleared (tag = NOP);
 //   3. push/pop pairs are eliminated: the pop returns the pushed value, memory is untouched;
 //   4. reserve, then the remaining pushes: the array grows if needed (REPLACE, below), the
-//      state record the larger epoch does not name gets {size + n, redo = the c deferred
-//      elements below `size` and the n values}, and, stored last, epoch + 1, pwb of its
+//      record after the state's in the ring (the oldest) gets {size + n, redo = the c
+//      deferred elements below `size` and the n values}, and, stored last, epoch + 1, pwb of its
 //      line; the deferred elements' lines are written back (pwb), the n values stored after
 //      `size` through the cache and NOT written back: they become the deferred ones, held by
 //      this record until the next pass that keeps them writes their lines back; ONE pfence
@@ -63,19 +63,24 @@
 //
 // The state records (vector_layout.hpp; after the PBcomb state copies of Fatourou,
 // Kallimanis and Kosmas, PPoPP 2022, but with no index to flip: the epoch inside the record
-// is its own commit point, stores to one line persisting in program order). A pass writes
-// the record that is not the state, epoch last. After a crash before the pass's pfence the
-// new record is on the media either whole (its epoch persisted, so did every earlier store
-// to its line) or with its old, smaller epoch: the other record, untouched by this pass and
+// is its own commit point, stores to one line persisting in program order; and eight of them
+// in a ring, not two, format 3: a pass then stores to a line whose write-back finished eight
+// passes ago, not two, which costs a 1-thread pass about 15 ns less on the project's VM,
+// vector_layout.hpp). A pass writes the record after the state's, the oldest, epoch last;
+// the core keeps the state's index in DRAM (cur_), recovery and open find it as the largest
+// epoch. After a crash before the pass's pfence the new record is on the media either whole
+// (its epoch persisted, so did every earlier store to its line) or with its old epoch,
+// smaller than the state's: the state's record, untouched by this pass and
 // made durable by the previous pass's pfence, is the state, and the array below its size is
 // as that pass left it (a pass writes only at and above the size it starts from; swaps,
 // which write below, commit a record without redo first, below). With the new record the
 // state, its redo values are the pushes' elements whether or not their NT stores reached
 // the array: recovery copies them (vector_replay_redo). A record's redo is needed only
 // until the array's copy is durable: the pass's own pfence does that, and the record is
-// overwritten two passes later. Swaps: a swap chunk whose state record holds redo values
-// first writes a record {size, redo 0} (pwb, ordered by the chunk's first pfence), so a
-// recovery never copies stale pushes over swapped elements. Growth: recovery finishes an
+// overwritten eight passes later (two would do: the deferral below needs two). Swaps: a
+// swap chunk whose state record holds redo values first writes a record {size, redo 0}
+// (pwb, ordered by the chunk's first pfence), so a recovery never copies stale pushes over
+// swapped elements. Growth: recovery finishes an
 // interrupted REPLACE before the replay, into the array that is then installed (its copy
 // was taken after the pass that wrote the record had made its values durable).
 //
@@ -192,10 +197,11 @@ public:
 
     persistent_vector_core(const pmem::pool_ref& pool, Heap& heap, vector_header* h, vector_options opts = {},
                            Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {
+        : pool_(pool), heap_(&heap), h_(h), cur_(vector_current(*h)), size_(h->state[cur_].size),
+          redo_(h->state[cur_].redo), opts_(opts), trace_(std::move(trace)) {
         // The state's redo elements may never have been written back (a pass defers them, and
         // a clean exit does not write caches back): treat them as deferred.
-        const auto& st = h->state[vector_current(*h)];
+        const auto& st = h->state[cur_];
         deferred_from_ = st.size - st.redo;
         deferred_to_ = st.size;
     }
@@ -246,7 +252,7 @@ public:
     }
 
     // Sequential view (single-threaded use, e.g. after recovery).
-    std::uint64_t size() const noexcept { return vector_size(*h_); }
+    std::uint64_t size() const noexcept { return size_; }
     std::uint64_t capacity() const noexcept { return h_->capacity; }
     const T* data() const noexcept { return array(pool_, h_); }
     T* data() noexcept { return array(pool_, h_); }
@@ -304,7 +310,7 @@ private:
             }
             if (logged > 0) {
                 // Stale redo values would be copied over the swapped elements at recovery.
-                if (h_->state[vector_current(*h_)].redo != 0) {
+                if (redo_ != 0) {
                     if (write_back_deferred(size)) pmem::pfence();  // PP: no redo needed for them
                     write_state(size, {});
                 }
@@ -449,17 +455,24 @@ private:
         return any;
     }
 
-    // Write the state record that is not the state: {size, redo = the pushes' values}, then,
-    // in the same line and stored last, the next epoch; pwb. The caller's pfence commits it.
+    // Write the record after the state's (the oldest): {size, redo = the pushes' values},
+    // then, in the same line and stored last, the next epoch; pwb. The caller's pfence
+    // commits it; the pass goes on from it (cur_), as recovery would once it is durable.
     void write_state(std::uint64_t size, std::span<const T> redo) noexcept {
-        const auto cur = vector_current(*h_);
-        auto& next = h_->state[1 - cur];
+        const auto& cur = h_->state[cur_];
+        cur_ = vector_next_record(cur_);
+        size_ = size;
+        redo_ = redo.size();
+        auto& next = h_->state[cur_];
         next.size = size;
         next.redo = redo.size();
         if (!redo.empty()) std::memcpy(next.redo_values, redo.data(), redo.size_bytes());
         // Stored after the rest of the line: the epoch persists no earlier than the record.
         std::atomic_signal_fence(std::memory_order_release);
-        next.epoch = h_->state[cur].epoch + 1;  // commit point once durable
+        // The epoch is read from the state's record, not mirrored: with it mirrored too (no
+        // record line read in a pass) a 1-thread stack-pfc operation cost 15-25 ns more in CPU
+        // time on the project's VM, unexplained (docs/results.md).
+        next.epoch = cur.epoch + 1;  // commit point once durable
         pmem::pwb(&next);
     }
 
@@ -468,6 +481,11 @@ private:
     pmem::pool_ref pool_;
     Heap* heap_;
     vector_header* h_;
+    // The state record's index (vector_current of the header), size and redo count, kept here
+    // so that a pass does not start with a load from the line the previous pass wrote back
+    // (about 10 ns on the project's VM, docs/results.md). Equal to the header's from
+    // construction on (only write_state changes the state). Volatile; the combiner's alone.
+    std::uint64_t cur_ FERRITE_FLOW_SKIP, size_ FERRITE_FLOW_SKIP, redo_ FERRITE_FLOW_SKIP;
     vector_options opts_;
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> pushes_ FERRITE_FLOW_SKIP, pops_ FERRITE_FLOW_SKIP, swaps_ FERRITE_FLOW_SKIP;  // combiner's scratch

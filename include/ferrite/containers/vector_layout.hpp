@@ -1,28 +1,36 @@
-// ferrite/containers/vector_layout.hpp: the on-media layout of a persistent vector (format 2).
+// ferrite/containers/vector_layout.hpp: the on-media layout of a persistent vector (format 3).
 //
 // A vector is one header block in the pool (allocated from the pool's heap) plus an element
 // array (also from the heap, replaced when the vector grows). Offsets are pool offsets, so
-// the pool may map anywhere. Five lines, each written by one kind of step:
+// the pool may map anywhere. Eleven lines, each written by one kind of step:
 //
-//   line 0  identity: magic, element size and alignment, swap-log capacity (written at create)
-//   line 1  array:    data offset, capacity                              (REPLACE installs)
-//   line 2  state record 0: epoch, size, redo count, redo values          (pass commit)
-//   line 3  state record 1: the same                                      (pass commit)
-//   line 4  log control: tag (nop / swap / replace), swap entry count,
-//           replace target {data, capacity}                             (log commit points)
-//   line 5+ swap undo entries: {index, original element}, 8-byte aligned
+//   line 0       identity: magic, element size and alignment, swap-log capacity (create)
+//   line 1       array:    data offset, capacity                      (REPLACE installs)
+//   lines 2-9    state records 0-7: epoch, size, redo count, redo values  (pass commit)
+//   line 10      log control: tag (nop / swap / replace), swap entry count,
+//                replace target {data, capacity}                    (log commit points)
+//   line 11+     swap undo entries: {index, original element}, 8-byte aligned
 //
 // Putting the log's payload fields in the same line as its tag lets one pwb + pfence commit
 // them together (stores to one line persist in order: the tag can only persist with them).
-// The same rule makes a state record self-validating: a pass writes the record that does
-// NOT hold the larger epoch, its epoch stored last, so an epoch on the media names a
-// complete record, and the record with the larger epoch is the vector's state. Its redo
-// values (up to vector_redo_room elements: 40 bytes) are the elements that pass pushed, last
-// at size - 1: recovery copies them into the array, so a pass whose pushes fit the record
-// needs no fence between its values and its size (persistent_vector_core.hpp).
+// The same rule makes a state record self-validating: a pass writes the record after the
+// state's (in ring order, so the oldest: its epoch is the smallest), its epoch stored last,
+// so an epoch on the media names a complete record, and the record with the largest epoch is
+// the vector's state. Its redo values (up to vector_redo_room elements: 40 bytes) are the
+// elements that pass pushed, last at size - 1: recovery copies them into the array, so a
+// pass whose pushes fit the record needs no fence between its values and its size
+// (persistent_vector_core.hpp).
 //
-// Format 1 (magic "Fvector1") had one size word in line 2 and the log in line 3; it is
-// refused with a message that names the format (vector_recovery.hpp).
+// Why eight records, not two (format 3, issue 23): a store to a line whose write-back
+// finished one or two passes ago costs more than one to a line left alone for longer. On the
+// project's VM (AMD EPYC, clwb; bench/calibration/one_thread_cpu.cpp `parts`), store + pwb +
+// pfence over a ring of k lines costs, in CPU ns per operation, about 210 (k = 1), 188
+// (2), 179 (4), 167 (8) and 164 (16, 64). With two records a 1-thread pass rewrote the line
+// written back two passes before; with eight, eight passes before.
+//
+// Format 1 (magic "Fvector1") had one size word in line 2 and the log in line 3; format 2
+// ("Fvector2") two state records in lines 2-3 and the log in line 4. Both are refused with a
+// message that names the format (vector_recovery.hpp).
 #pragma once
 
 #include <cstddef>
@@ -31,9 +39,13 @@
 
 namespace ferrite::containers {
 
-inline constexpr std::uint64_t vector_magic = 0x3272'6f74'6365'7646ull;     // "Fvector2"
+inline constexpr std::uint64_t vector_magic = 0x3372'6f74'6365'7646ull;     // "Fvector3"
+inline constexpr std::uint64_t vector_magic_v2 = 0x3272'6f74'6365'7646ull;  // "Fvector2": refused
 inline constexpr std::uint64_t vector_magic_v1 = 0x3172'6f74'6365'7646ull;  // "Fvector1": refused
-inline constexpr std::uint64_t vector_format = 2;
+inline constexpr std::uint64_t vector_format = 3;
+
+// State records in a vector's header: a pass writes the one after the state's, in a ring.
+inline constexpr std::uint64_t vector_state_records = 8;
 
 // Redo values a state record holds: 40 bytes of elements of `size` bytes aligned to `align`
 // (none for elements aligned beyond 8 bytes). Computed from the header, so recovery needs no T.
@@ -66,18 +78,27 @@ struct alignas(64) vector_header {
     // line 1
     alignas(64) std::uint64_t data;   // pool offset of the elements, 0 = none
     std::uint64_t capacity;           // elements
-    // lines 2, 3
-    vector_state state[2];
-    // line 4
+    // lines 2-9
+    vector_state state[vector_state_records];
+    // line 10
     alignas(64) vector_log_tag log_tag FERRITE_FLOW_SENTINEL FERRITE_FLOW_LOG;
     std::uint64_t log_entries;        // swap: undo entries in use
     std::uint64_t replace_data;       // replace: the new array
     std::uint64_t replace_capacity;
 };
-static_assert(sizeof(vector_header) == 320);
+static_assert(sizeof(vector_header) == 704);
 
-// The committed state record: the one with the larger epoch (create() writes epochs 1 and 0).
-inline std::uint64_t vector_current(const vector_header& h) noexcept { return h.state[1].epoch > h.state[0].epoch ? 1 : 0; }
+// The committed state record: the one with the largest epoch (create() writes epoch 1 into
+// record 0, 0 into the others); the first of them if several share it (validation refuses
+// that as damage). A core keeps the index in DRAM instead of reading eight lines a pass.
+inline std::uint64_t vector_current(const vector_header& h) noexcept {
+    std::uint64_t cur = 0;
+    for (std::uint64_t i = 1; i < vector_state_records; ++i)
+        if (h.state[i].epoch > h.state[cur].epoch) cur = i;
+    return cur;
+}
+// The record a pass after state `cur` writes: the oldest.
+constexpr std::uint64_t vector_next_record(std::uint64_t cur) noexcept { return (cur + 1) % vector_state_records; }
 inline std::uint64_t vector_size(const vector_header& h) noexcept { return h.state[vector_current(h)].size; }
 
 // One swap undo entry for elements of T: the index and the element before the batch.

@@ -15,8 +15,8 @@
 // will read before its first store, including the heap states its confirm calls need, so
 // none of them can throw half way). Checked, in this order:
 //   identity: the anchor is a 64-byte aligned offset with the header inside the pool; magic
-//     (the format version is its last byte: a format-1 vector is refused with pool_error
-//     wrong_version, not as damage); element size in [1, pool size]; alignment a
+//     (the format version is its last byte: a format-1 or format-2 vector is refused with
+//     pool_error wrong_version, not as damage); element size in [1, pool size]; alignment a
 //     power of two dividing the size (so the undo entries' layout cannot overflow); both as
 //     the caller's type asks, when it names one;
 //   the header's block: a heap block the vector keeps (live, or allocation pending: create()
@@ -27,9 +27,10 @@
 //     header's, kept (or, under an uninstalled REPLACE, live or deallocation pending: the
 //     old array), whose usable bytes hold capacity x element size (overflow checked) inside
 //     the pool;
-//   the state records: their epochs differ (the larger one names the state, and is below
-//     2^63, so the next pass's epoch cannot wrap); in that record size <= capacity and redo <= min(size, vector_redo_room) (the other record is never
-//     read: a pass may have left it torn);
+//   the state records: no other record has the largest epoch (that one names the state, and
+//     is below 2^63, so the next pass's epoch cannot wrap); in that record size <= capacity
+//     and redo <= min(size, vector_redo_room) (the other records are never read: a pass may
+//     have left one torn);
 //   REPLACE (tag = replace): replace_capacity >= capacity and >= size, replace_data a kept
 //     heap block other than the header's that holds it; if not yet installed (data differs),
 //     the pair of states a growth leaves: old live with new allocation pending (before
@@ -119,16 +120,20 @@ struct element_shape {
 // damaged_pool for the rest.
 inline vector_header* vector_header_at(const pmem::pool_ref& pool, std::uint64_t anchor) {
     auto* h = header_in_pool<vector_header>(pool, "vector", anchor);
-    if (h->magic == vector_magic_v1)
-        throw pool_error(pool_errc::wrong_version,
-                         "vector: header at pool offset " + std::to_string(anchor) + " of '" + pool.path().string() +
-                             "' is a ferrite vector of format 1 (one size word, two fences per push pass); this "
-                             "build reads format 2 (two state records, one fence per pass) and does not convert "
-                             "it: read the elements with the ferrite release that wrote the pool and push them "
-                             "into a new vector");
+    if (h->magic == vector_magic_v1 || h->magic == vector_magic_v2) {
+        std::string what = "vector: header at pool offset ";
+        what.append(std::to_string(anchor)).append(" of '").append(pool.path().string());
+        what.append(h->magic == vector_magic_v1
+                        ? "' is a ferrite vector of format 1 (one size word, two fences per push pass)"
+                        : "' is a ferrite vector of format 2 (two state records)");
+        what.append("; this build reads format 3 (eight state records, one fence per pass) and does not convert "
+                    "it: read the elements with the ferrite release that wrote the pool and push them into a "
+                    "new vector");
+        throw pool_error(pool_errc::wrong_version, what);
+    }
     if (h->magic != vector_magic)
         header_check(pool, "vector", anchor)
-            .fail("magic", h->magic, "is not a ferrite vector's (format 2)",
+            .fail("magic", h->magic, "is not a ferrite vector's (format 3)",
                   "check the anchor; if it is right, restore the pool from a copy");
     return h;
 }
@@ -175,11 +180,15 @@ const vector_header& validate_vector(const pmem::pool_ref& pool, const Heap& hea
                                          : kept_states;
         old_state = c.block(heap, "data", h.data, allowed, "capacity", h.capacity, esz);
     }
-    if (h.state[0].epoch == h.state[1].epoch)
-        c.fail("state[1].epoch", h.state[1].epoch, "equals state[0].epoch (no pass writes two records with one epoch)");
     const auto cur = vector_current(h);
     const auto& st = h.state[cur];
     const std::string rec = "state[" + std::to_string(cur) + "]";
+    for (std::uint64_t i = cur + 1; i < vector_state_records; ++i)  // vector_current took the first
+        if (h.state[i].epoch == st.epoch) {
+            std::string which = "state[";
+            which.append(std::to_string(i)).append("].epoch");
+            c.fail(which, st.epoch, "equals " + rec + ".epoch, the largest (no pass writes two records with one epoch)");
+        }
     if (st.epoch >= vector_epoch_limit)  // the next pass's epoch + 1 must not wrap to the other record's
         c.fail(rec + ".epoch", st.epoch, "is 2^63 or more (no vector makes that many passes)");
     if (st.size > h.capacity) c.fail(rec + ".size", st.size, "exceeds the capacity " + std::to_string(h.capacity));

@@ -136,21 +136,23 @@ void expect_damaged(const damage_pool& d, const char* region, const std::string&
 }
 
 // `call` refuses a pool of an older format as wrong_version (not as damage), with a message
-// naming format 1 and format 2, and leaves the pool's bytes unchanged. `kind` names the
-// structure in the failure messages ("vector", "deque").
+// naming the old format and the current one (format 1 and format 2 unless told), and leaves
+// the pool's bytes unchanged. `kind` names the structure in the failure messages ("vector",
+// "deque").
 template <class F>
-void expect_format_one_refused(const damage_pool& d, const char* kind, const char* what, F&& call) {
+void expect_format_one_refused(const damage_pool& d, const char* kind, const char* what, F&& call,
+                               const char* old_format = "format 1", const char* current_format = "format 2") {
     const auto before = d.bytes();
     try {
         call();
-        ADD_FAILURE() << what << ": a format-1 " << kind << " was accepted";
+        ADD_FAILURE() << what << ": a " << old_format << " " << kind << " was accepted";
     } catch (const ferrite::damaged_pool& e) {
         ADD_FAILURE() << what << ": reported as damage: " << e.what();
     } catch (const ferrite::pool_error& e) {
         EXPECT_EQ(e.kind(), ferrite::pool_errc::wrong_version) << what;
         const std::string m = e.what();
-        EXPECT_NE(m.find("format 1"), std::string::npos) << what << ": " << m;
-        EXPECT_NE(m.find("format 2"), std::string::npos) << what << ": " << m;
+        EXPECT_NE(m.find(old_format), std::string::npos) << what << ": " << m;
+        EXPECT_NE(m.find(current_format), std::string::npos) << what << ": " << m;
     }
     EXPECT_TRUE(d.bytes() == before) << what << ": the pool's bytes changed";
 }

@@ -156,7 +156,7 @@ const damage_case cases[] = {
     {"SwapLogCapacityOne", base::plain, "swap_log_capacity", false,
      [](damage_pool& d, world& w) { w.h(d).swap_log_capacity = 1; }},
     {"SwapLogBeyondTheHeaderBlock", base::plain, "swap_log_capacity", false,
-     [](damage_pool& d, world& w) { w.h(d).swap_log_capacity = 113; }},  // 256 + 113 x 16 > 2048
+     [](damage_pool& d, world& w) { w.h(d).swap_log_capacity = 113; }},  // 704 + 113 x 16 > 2048
     {"SwapLogCapacityOverflows", base::plain, "swap_log_capacity", false,
      [](damage_pool& d, world& w) { w.h(d).swap_log_capacity = u64{1} << 62; }},
     {"LogTagUnknown", base::plain, "log_tag", false,
@@ -186,7 +186,10 @@ const damage_case cases[] = {
     {"SizeBeyondCapacity", base::plain, "size", false, [](damage_pool& d, world& w) { w.st(d).size = 17; }},
     {"SizeAllOnes", base::plain, "size", false, [](damage_pool& d, world& w) { w.st(d).size = ~u64{0}; }},
     {"EpochsEqual", base::plain, "epoch", false,
-     [](damage_pool& d, world& w) { w.h(d).state[0].epoch = w.h(d).state[1].epoch; }},
+     [](damage_pool& d, world& w) {
+         const u64 other = (c::vector_current(w.h(d)) + 5) % c::vector_state_records;
+         w.h(d).state[other].epoch = w.st(d).epoch;
+     }},
     {"EpochAtTwoToThe63", base::plain, "epoch", false,
      [](damage_pool& d, world& w) { w.st(d).epoch = u64{1} << 63; }},
     {"RedoBeyondTheRecordsRoom", base::plain, "redo", false, [](damage_pool& d, world& w) { w.st(d).redo = 6; }},
@@ -324,14 +327,16 @@ TEST(VectorDamageAcrossObjects, AnArrayTwoVectorsNameShowsInTheirOwnedBlocks) {
 }
 
 // A vector written by format 1 (magic "Fvector1": one size word, two fences per push pass)
-// is not damage: open, recovery and the read-only check refuse it as wrong_version, naming
-// both formats, and write nothing.
-TEST(VectorFormat, AFormatOneVectorIsRefusedAsWrongVersion) {
+// or format 2 ("Fvector2": two state records) is not damage: open, recovery and the read-only
+// check refuse it as wrong_version, naming its format and this one, and write nothing.
+void expect_old_vector_refused(u64 magic, const char* format) {
     damage_pool d("vector");
     world w = build(d, base::plain);
-    w.h(d).magic = c::vector_magic_v1;
+    w.h(d).magic = magic;
     const u64 a = w.anchor;
-    const auto refused = [&](const char* what, auto&& call) { expect_format_one_refused(d, "vector", what, call); };
+    const auto refused = [&](const char* what, auto&& call) {
+        expect_format_one_refused(d, "vector", what, call, format, "format 3");
+    };
     refused("vector::open", [&] { (void)vec::open(d.pool(), d.heap(), a); });
     refused("stack::open", [&] { (void)stk::open(d.pool(), d.heap(), a); });
     d.reopen();
@@ -341,6 +346,9 @@ TEST(VectorFormat, AFormatOneVectorIsRefusedAsWrongVersion) {
     d.inspect();
     refused("validate_vector", [&] { (void)c::validate_vector(d.pool(), d.heap(), a); });
 }
+
+TEST(VectorFormat, AFormatOneVectorIsRefusedAsWrongVersion) { expect_old_vector_refused(c::vector_magic_v1, "format 1"); }
+TEST(VectorFormat, AFormatTwoVectorIsRefusedAsWrongVersion) { expect_old_vector_refused(c::vector_magic_v2, "format 2"); }
 
 // A seeded fuzzer over the header words (and the first two undo entries in the swap state):
 // every mutated pool either is refused (damaged_pool, nothing written) or recovers, opens and

@@ -150,6 +150,26 @@ TEST_F(VectorTest, InjectedGrowthFailureReachesTheCaller) {
     check(make<c::use_fpfc>(4));
 }
 
+// Format 3: each pass writes the record after the state's, so the state walks the ring of
+// eight records, one a pass; a vector opened at any point of the ring goes on from there.
+TEST_F(VectorTest, PassesWalkTheRingOfStateRecords) {
+    const auto* h = [&] {
+        auto v = make(64);
+        return c::vector_header_at(*pool_, anchor_);
+    }();
+    EXPECT_EQ(c::vector_current(*h), 0u) << "create() names record 0";
+    std::uint64_t passes = 0;
+    for (std::uint64_t round = 0; round < 2 * c::vector_state_records + 3; ++round) {
+        auto v = vector<std::uint64_t, bump_heap>::open(*pool_, *heap_, anchor_);
+        ASSERT_EQ(v.size(), round);
+        for (std::uint64_t i = 0; i < round; ++i) ASSERT_EQ(v.get(i), i + 100) << "round " << round;
+        // One push pass a round, by a core made on the header: it goes on from the record the header names.
+        v.push_back(round + 100);
+        ++passes;
+        EXPECT_EQ(c::vector_current(*h), passes % c::vector_state_records) << "round " << round;
+    }
+}
+
 TEST_F(VectorTest, ReopenSeesTheSameElements) {
     {
         auto v = make();
