@@ -84,6 +84,46 @@ public:
         }
     }
 
+    // A function that returns by value a one-pointer wrapper a constructor filled from its
+    // arguments: (1) bound to a FERRITE_FLOW_SKIP field of one (`std::atomic_ref(next)`,
+    // returned by link-free's a_next()): a getter of a volatile field (place.hpp's
+    // passthrough, skip); (2) holding the pointer read from an argument's field (an iterator
+    // of `v._M_start`: std::vector's begin()): a getter of that pointer field (passthrough
+    // with load). (1) only for volatile fields: followed for every field, the wrappers of
+    // link-free's validity bits made v2's store visible, and flush_insert's fence, skipped
+    // when its hint flag says another thread fenced, is not on every path (a false report at
+    // each make_valid()). After run().
+    std::optional<passthrough> bound_return() const {
+        if (!fn_.getReturnType()->isPointerTy()) return std::nullopt;
+        std::optional<passthrough> out;
+        for (const auto& bb : fn_) {
+            const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
+            if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
+            const auto* load = llvm::dyn_cast<llvm::LoadInst>(ret->getReturnValue()->stripPointerCasts());
+            if (load == nullptr) return std::nullopt;
+            const place at = place_of(load->getPointerOperand(), layout_, through_);
+            if (!at.stack || !at.offset) return std::nullopt;
+            auto b = bound_.find({at.object, *at.offset});
+            if (b == bound_.end()) return std::nullopt;
+            passthrough here{0, b->second.offset, std::nullopt, b->second.skip};
+            if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr && b->second.skip) {
+                here.arg = a->getArgNo();
+            } else if (const auto held = path_of(b->second.object); held && held->field) {
+                here.arg = held->arg;  // begin(): the iterator holds the vector's _M_start
+                here.load = held->field;
+            } else {
+                return std::nullopt;
+            }
+            if (!out)
+                out = here;
+            else if (out->arg != here.arg || out->load != here.load)
+                return std::nullopt;
+            out->skip = out->skip && here.skip;
+            if (out->offset != here.offset) out->offset.reset();
+        }
+        return out;
+    }
+
 private:
     // Join of the predecessors' out-states: the meet for durability (lowest value; equal
     // values keep the earlier origin), the must-join for double flush (analysis.hpp).
@@ -131,6 +171,7 @@ private:
     // A place, with the sentinels FERRITE_FLOW_SENTINEL_AT marked in this function.
     place locate(const llvm::Value* address) {
         place p = place_of(address, layout_, through(), canonical_);
+        if (cursors_.count(p.object) != 0) p.offset.reset();
         if (!marked_.empty() && marked_.count({p.object, p.offset ? floor_line(*p.offset) : unknown_line}) != 0)
             p.sentinel = true;
         return p;
@@ -154,6 +195,23 @@ private:
             }
         }
         const llvm::Value* out = &read;
+        if (getter && from && from->stack && from->offset && in_progress_.insert(&read).second) {
+            // A getter of a pointer field of the function's own stack: an iterator object a
+            // range-for keeps (`*it` reads its _M_current) is the pointer stored or bound
+            // there, somewhere in its object (the loop advances it: cursors_); a local
+            // container none is stored into in this function (`epochs.begin()` of a local
+            // std::vector) owns memory its constructor allocated: DRAM, as its stack.
+            const place stored = field_object(*from, 0);  // may read other stack slots: in_progress_
+            in_progress_.erase(&read);
+            out = from->object;
+            if (!stored.stack && stored.object != nullptr) {
+                if (stored.skip) skipped_.insert(stored.object);
+                cursors_.insert(stored.object);
+                out = stored.object;
+            }
+            canonical_of_[&read] = out;
+            return out;
+        }
         if (from && from->offset) {
             out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
             field_of_.emplace(out, location{from->object, *from->offset});
@@ -297,10 +355,7 @@ private:
                 add_sentinel({at->arg, at->field, span ? std::optional<std::int64_t>(span->first) : std::nullopt, s.fenced});
         if (collect_ != nullptr && out != nullptr && p.offset && e.stored != nullptr &&
             e.stored->getType()->isPointerTy())
-            if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object))
-                if (const place from = locate(e.stored); llvm::isa<llvm::Argument>(from.object))
-                    add_bind({into->getArgNo(), *p.offset, llvm::cast<llvm::Argument>(from.object)->getArgNo(),
-                              from.offset});
+            if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object)) bind_from(into->getArgNo(), *p.offset, locate(e.stored));
         const bool nt = e.kind == event_kind::nt_write;
         if (span) {
             for (std::int64_t l = span->first; l <= span->second; ++l) {
@@ -430,6 +485,16 @@ private:
 
     // A call to a summarised function (summary.hpp): its write-backs, its fence, its stores
     // still pending at its return.
+    // Records that argument `into`'s field at `field` now holds `from`: an argument plus an
+    // offset, or the pointer read from an argument's field (summary::bind::load).
+    void bind_from(unsigned into, std::int64_t field, const place& from) {
+        if (const auto* a = llvm::dyn_cast<llvm::Argument>(from.object)) {
+            add_bind({into, field, a->getArgNo(), from.offset, std::nullopt});
+            return;
+        }
+        if (const auto at = path_of(from.object); at && at->field) add_bind({into, field, at->arg, from.offset, at->field});
+    }
+
     void add_bind(const summary::bind& b) {
         if (std::find(collect_->binds.begin(), collect_->binds.end(), b) == collect_->binds.end())
             collect_->binds.push_back(b);
@@ -440,12 +505,16 @@ private:
             if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
             const place into = locate(call.getArgOperand(b.into));
             if (!into.offset) continue;
-            const place from = shifted(locate(call.getArgOperand(b.from)), b.offset);
+            place from = locate(call.getArgOperand(b.from));
+            if (b.load) {
+                from = field_object(from, *b.load);
+                if (from.stack || from.object == nullptr) continue;
+            }
+            from = shifted(from, b.offset);
             bound_[{into.object, *into.offset + b.field}] = from;
-            if (collect_ != nullptr && out != nullptr && llvm::isa<llvm::Argument>(into.object) &&
-                llvm::isa<llvm::Argument>(from.object))
-                add_bind({llvm::cast<llvm::Argument>(into.object)->getArgNo(), *into.offset + b.field,
-                          llvm::cast<llvm::Argument>(from.object)->getArgNo(), from.offset});
+            if (collect_ != nullptr && out != nullptr)
+                if (const auto* a = llvm::dyn_cast<llvm::Argument>(into.object))
+                    bind_from(a->getArgNo(), *into.offset + b.field, from);
         }
         for (const auto& r : callee.flushes) {
             if (r.arg >= call.arg_size()) continue;
@@ -565,6 +634,8 @@ private:
     std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
     std::map<const llvm::Value*, location> field_of_;  // a canonical read -> the field it reads
     std::map<location, place> bound_;  // a stack object's field -> the pointer a callee bound to it
+    std::set<const llvm::Value*> cursors_;  // objects reached through an iterator on the stack
+    std::set<const llvm::Value*> in_progress_;  // reads canonical() is resolving through the stack
     struct delete_value {
         void operator()(llvm::Instruction* i) const { i->deleteValue(); }
     };
@@ -626,9 +697,11 @@ summary summarise_function(const llvm::Function& f, const summaries& known) {
     for (const auto& bb : f)
         returns |= llvm::isa<llvm::ReturnInst>(bb.getTerminator());
     std::vector<report> none;
-    analysis(f, false, known, &out).run(none);
+    analysis a(f, false, known, &out);
+    a.run(none);
     out.fences = out.fences && returns;
     out.returns = returned_argument(f, known);
+    if (!out.returns) out.returns = a.bound_return();
     return out;
 }
 

@@ -72,11 +72,14 @@ struct summary {
     // `field` of what argument `into` points to (a constructor binding a reference:
     // std::atomic_ref's, a wrapper's): a caller whose stack object is `into` knows where a
     // later access path into.field points (analysis.cpp's field_object).
+    // With `load`: the pointer stored is the one loaded from the field at *load of what
+    // `from` points to (an iterator's constructor copying `v._M_start`: begin() by value).
     struct bind {
         unsigned into;
         std::int64_t field;
         unsigned from;
         std::optional<std::int64_t> offset;
+        std::optional<std::int64_t> load;
         bool operator==(const bind&) const = default;
     };
     std::vector<bind> binds;
