@@ -31,6 +31,12 @@ enum class dur : std::uint8_t { write, flush, fence };   // durability / pair
 enum class dfl : std::uint8_t { flush, write };          // double flush
 
 constexpr std::int64_t unknown_line = -1;
+// Line l of every element of a line-multiple stride (`per` lines) behind a variable index
+// (place::stride): keys below unknown_line, one range per stride.
+constexpr std::int64_t elem_keys = 1024;
+constexpr std::int64_t elem_key(std::int64_t per, std::int64_t l) { return -2 - (per * elem_keys + l); }
+constexpr bool is_elem(std::int64_t key) { return key <= -2; }
+constexpr std::int64_t elem_per(std::int64_t key) { return (-2 - key) / elem_keys; }
 using location = std::pair<const llvm::Value*, std::int64_t>;  // (object, line)
 
 template <class V>
@@ -324,6 +330,18 @@ private:
         return std::make_pair(floor_line(*p.offset), floor_line(last));
     }
 
+    // Behind a variable index (place::stride): the element's lines [first, last] an access
+    // covers, as location keys (elem_key), or nullopt (somewhere in the object).
+    static std::optional<std::pair<std::int64_t, std::int64_t>> element_lines(const place& p,
+                                                                              std::optional<std::uint64_t> len) {
+        if (p.offset || p.stride == 0 || !len || *len == 0) return std::nullopt;
+        const std::int64_t per = p.stride / line_bytes;
+        const std::int64_t first = floor_line(p.elem_lo);
+        const std::int64_t last = floor_line(p.elem_hi + static_cast<std::int64_t>(*len) - 1);
+        if (first < 0 || last >= per || per >= elem_keys) return std::nullopt;  // crosses elements
+        return std::make_pair(elem_key(per, last), elem_key(per, first));      // keys descend with the line
+    }
+
     // The first pending (not fenced) persistent store of an object, if any.
     const llvm::Instruction* pending(const state& s, const llvm::Value* object) const {
         const llvm::Instruction* first = nullptr;
@@ -344,7 +362,7 @@ private:
         }
         if (tracked && (p.sentinel || p.durable || p.log)) annotated_.insert(&inst);
         if (tracked && p.log) {
-            add_log(p, span);
+            add_log(p, span, element_lines(p, e.len));
             // Storing zero disarms the log (the undo log's tag := none): what follows needs
             // no log, so no store is checked against this one.
             if (const auto* c = llvm::dyn_cast_or_null<llvm::Constant>(e.stored); c != nullptr && c->isNullValue())
@@ -367,7 +385,11 @@ private:
             }
             return;
         }
-        if (tracked) s.d[{p.object, unknown_line}] = {nt ? dur::flush : dur::write, &inst};
+        if (const auto keys = element_lines(p, e.len); keys && tracked) {
+            for (std::int64_t k = keys->first; k <= keys->second; ++k) s.d[{p.object, k}] = {nt ? dur::flush : dur::write, &inst};
+        } else if (tracked) {
+            s.d[{p.object, unknown_line}] = {nt ? dur::flush : dur::write, &inst};
+        }
         // Somewhere in the object: every line of it may be dirty again.
         for (auto it = s.f.lower_bound({p.object, INT64_MIN}); it != s.f.end() && it->first.first == p.object; ++it)
             it->second = {dfl::write, &inst};
@@ -391,7 +413,12 @@ private:
     }
 
     // The lines a log word's stores (FERRITE_FLOW_LOG) armed in this function.
-    void add_log(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span) {
+    void add_log(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                 const std::optional<std::pair<std::int64_t, std::int64_t>>& keys = std::nullopt) {
+        if (!span && keys) {
+            for (std::int64_t k = keys->first; k <= keys->second; ++k) logs_.insert({p.object, k});
+            return;
+        }
         if (!span) {
             logs_.insert({p.object, unknown_line});
             return;
@@ -410,7 +437,7 @@ private:
                    const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
         for (const location& loc : logs_) {
             const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
-            if (same_line || (loc.first == p.object && loc.second == unknown_line)) continue;
+            if (same_line || (loc.first == p.object && loc.second < 0)) continue;  // unknown or element line
             auto it = s.d.find(loc);
             if (it == s.d.end() || it->second.value == dur::fence || disarms_.count(it->second.origin) != 0) continue;
             out.push_back({pattern::log, &inst,
@@ -429,7 +456,10 @@ private:
         const llvm::Instruction* first = nullptr;
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence || (only_unwritten && c.value == dur::flush)) continue;
-            const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            if (!span && p.stride != 0 && loc.first == p.object && is_elem(loc.second))  // the element's line
+                if (const auto keys = element_lines(p, 1))
+                    same_line = loc.second >= keys->first && loc.second <= keys->second;
             if (same_line) continue;  // one line persists its stores in program order
             if (first == nullptr || earlier(c.origin, first)) first = c.origin;
         }
@@ -450,10 +480,22 @@ private:
         if (collect_ != nullptr && out != nullptr)
             if (const auto at = path_of(p.object)) collect_->flushes.push_back({at->arg, at->field, p.offset, len, sync});
         const auto span = lines(p, len);
+        // (plain integers: GCC 12 warns of a maybe-uninitialised optional in the loop)
+        std::int64_t key_first = 0, key_last = 0, key_per = -1;
+        if (!span)
+            if (const auto keys = element_lines(p, len)) {
+                key_first = keys->first;
+                key_last = keys->second;
+                key_per = elem_per(key_first);
+            }
         auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
         for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
             const std::int64_t l = it->first.second;
-            const bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second);
+            // An element's line is covered by a write-back of the same line of an element of
+            // the same stride, and by any other (the index may be the same): only two lines
+            // of one element are told apart.
+            bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second) || is_elem(l);
+            if (is_elem(l) && elem_per(l) == key_per) covered = l >= key_first && l <= key_last;
             if (!covered) continue;
             if (sync)
                 it->second.value = dur::fence;
@@ -480,6 +522,12 @@ private:
 
     static place shifted(place p, std::optional<std::int64_t> by) {
         p.offset = p.offset && by ? std::optional<std::int64_t>(*p.offset + *by) : std::nullopt;
+        if (by) {  // within the element, if one (element_lines checks that it stays inside)
+            p.elem_lo += *by;
+            p.elem_hi += *by;
+        } else {
+            p.stride = 0;
+        }
         return p;
     }
 
@@ -541,7 +589,8 @@ private:
             const place p = target(call, pd.arg, pd.field,
                                    pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
             if (p.stack || p.object == nullptr) continue;
-            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            if (const auto keys = element_lines(p, 1); keys && keys->first == keys->second) l = keys->first;
             const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
             if (persistent(p) && p.sentinel && out != nullptr)  // an atomic's store() to a sentinel
                 check_pair(p, span, call, s, *out);
@@ -563,7 +612,7 @@ private:
                 if (c.value == dur::fence || !at || (annotated_.count(c.origin) != 0 && c.value != dur::flush))
                     continue;
                 collect_->pendings.push_back({at->arg, at->field,
-                                              loc.second == unknown_line ? std::nullopt : std::optional<std::int64_t>(loc.second),
+                                              loc.second < 0 ? std::nullopt : std::optional<std::int64_t>(loc.second),
                                               c.value == dur::flush});
             }
             return;

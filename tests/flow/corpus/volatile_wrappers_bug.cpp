@@ -1,0 +1,23 @@
+// A record never written back, beside volatile state reached through wrappers returned by
+// value: a range-for's iterators over a FERRITE_FLOW_SKIP std::vector, and an
+// std::atomic_ref to a FERRITE_FLOW_SKIP field from a getter (link-free's a_next()).
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "ferrite/pmem/primitives.hpp"
+#include "record.hpp"
+
+struct alignas(64) owner {
+    record* rec;
+    std::vector<std::uint64_t> counts FERRITE_FLOW_SKIP;
+    std::uint64_t link FERRITE_FLOW_SKIP;
+    std::atomic_ref<std::uint64_t> a_link() noexcept { return std::atomic_ref<std::uint64_t>(link); }
+};
+
+FERRITE_FLOW_ROOT void reset(owner* o, std::uint64_t v) {
+    o->rec->data = v;  // flow-expect: durability
+    for (auto& c : o->counts) c = 0;
+    o->a_link().store(v, std::memory_order_relaxed);
+    ferrite::pmem::pfence();
+}
