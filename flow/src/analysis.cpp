@@ -201,7 +201,8 @@ private:
             }
         }
         const llvm::Value* out = &read;
-        if (getter && from && from->stack && from->offset && in_progress_.insert(&read).second) {
+        if (getter && from && from->stack && from->offset) {
+            if (!in_progress_.insert(&read).second) return &read;  // re-entered: not memoised
             // A getter of a pointer field of the function's own stack: an iterator object a
             // range-for keeps (`*it` reads its _M_current) is the pointer stored or bound
             // there, somewhere in its object (the loop advances it: cursors_); a local
