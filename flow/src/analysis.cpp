@@ -17,6 +17,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
 
@@ -210,14 +211,18 @@ private:
             // std::vector) owns memory its constructor allocated: DRAM, as its stack.
             const place stored = field_object(*from, 0);  // may read other stack slots: in_progress_
             in_progress_.erase(&read);
-            out = from->object;
             if (!stored.stack && stored.object != nullptr) {
                 if (stored.skip) skipped_.insert(stored.object);
                 cursors_.insert(stored.object);
-                out = stored.object;
+                canonical_of_[&read] = stored.object;
+                return stored.object;
             }
-            canonical_of_[&read] = out;
-            return out;
+            // A local that a call returning by value (sret) or a copy filled (`const auto r =
+            // dpfc_region::at(...)`: pool pointers) is not the container's own memory.
+            if (!filled_by_copy(from->object)) {
+                canonical_of_[&read] = from->object;
+                return from->object;
+            }
         }
         if (from && from->offset) {
             out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
@@ -229,6 +234,18 @@ private:
         if (from && from->skip && getter) skipped_.insert(out);
         canonical_of_[&read] = out;
         return out;
+    }
+
+    // A stack slot that a call's sret result or a memcpy / memmove fills.
+    static bool filled_by_copy(const llvm::Value* slot) {
+        for (const llvm::User* u : slot->users()) {
+            if (const auto* mt = llvm::dyn_cast<llvm::MemTransferInst>(u); mt != nullptr && mt->getRawDest() == slot)
+                return true;
+            if (const auto* call = llvm::dyn_cast<llvm::CallBase>(u))
+                for (unsigned i = 0; i < call->arg_size(); ++i)
+                    if (call->getArgOperand(i) == slot && call->paramHasAttr(i, llvm::Attribute::StructRet)) return true;
+        }
+        return false;
     }
 
     // The access path of an object seen from the function's caller (summary.hpp): an
