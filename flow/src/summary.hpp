@@ -25,7 +25,9 @@
 // later read of the field (its own, or another callee's path) shares. Deeper paths
 // (arg.f.g) are dropped (a missed report, not a false one). A field of the caller's stack
 // (a lambda's captures, an std::atomic_ref) points where the caller, or a constructor it
-// called (bind, below), stored a pointer into it.
+// called (bind, below), stored a pointer into it; with bind::load, the pointer the
+// constructor read from an argument's field (an iterator: `begin()` returns `_M_start` by
+// value, so it is a getter of that field, analysis.cpp's bound_return).
 #pragma once
 
 #include <cstdint>
