@@ -18,7 +18,7 @@ the site, as the plugin lists them with FERRITE_FLOW_FUNCTIONS; at most --max-un
 them, library units first) and compares the reports with the unmutated run's: a report that was not there
 before is ferrite-flow finding the removal. Removing a pwb / pfence / psync replaces the call
 by nothing; removing an NT store keeps the data as a plain store (nt_store: `*p = v`,
-nt_memcpy: memcpy), as the simulator does. A site in a call to a helper that hands its
+nt_memcpy and nt_copy_lines: memcpy), as the simulator does. A site in a call to a helper that hands its
 caller's location to its pwb (linkfree's flush_insert / flush_delete) is removed by keeping
 the helper's fence only (the simulator switches off that caller's write-back alone).
 
@@ -43,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REMOVED = "static_cast<void>(0)"
-PRIMITIVES = {"pwb", "pwb_range", "pwb_range_pair", "pfence", "psync", "nt_store", "nt_memcpy"}
+PRIMITIVES = {"pwb", "pwb_range", "pwb_range_pair", "pfence", "psync", "nt_store", "nt_memcpy", "nt_copy_lines"}
 # Helpers that pass their caller's location on to a pwb (the site is the caller's): the
 # mutant keeps the helper's fence and drops its write-back (linkfree_node.hpp).
 FORWARDING = {"flush_insert": "ferrite::pmem::pfence()", "flush_delete": "ferrite::pmem::pfence()"}
@@ -203,7 +203,7 @@ def remove_site(source, line, column):
         repl = FORWARDING[name]
     elif name == "nt_store":
         repl = f"static_cast<void>(*({args[0]}) = ({args[1]}))"
-    elif name == "nt_memcpy":
+    elif name in ("nt_memcpy", "nt_copy_lines"):
         repl = f"static_cast<void>(__builtin_memcpy({args[0]}, {args[1]}, {args[2]}))"
     else:
         repl = REMOVED

@@ -17,6 +17,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
 
@@ -31,6 +32,12 @@ enum class dur : std::uint8_t { write, flush, fence };   // durability / pair
 enum class dfl : std::uint8_t { flush, write };          // double flush
 
 constexpr std::int64_t unknown_line = -1;
+// Line l of every element of a line-multiple stride (`per` lines) behind a variable index
+// (place::stride): keys below unknown_line, one range per stride.
+constexpr std::int64_t elem_keys = 1024;
+constexpr std::int64_t elem_key(std::int64_t per, std::int64_t l) { return -2 - (per * elem_keys + l); }
+constexpr bool is_elem(std::int64_t key) { return key <= -2; }
+constexpr std::int64_t elem_per(std::int64_t key) { return (-2 - key) / elem_keys; }
 using location = std::pair<const llvm::Value*, std::int64_t>;  // (object, line)
 
 template <class V>
@@ -84,6 +91,46 @@ public:
         }
     }
 
+    // A function that returns by value a one-pointer wrapper a constructor filled from its
+    // arguments: (1) bound to a FERRITE_FLOW_SKIP field of one (`std::atomic_ref(next)`,
+    // returned by link-free's a_next()): a getter of a volatile field (place.hpp's
+    // passthrough, skip); (2) holding the pointer read from an argument's field (an iterator
+    // of `v._M_start`: std::vector's begin()): a getter of that pointer field (passthrough
+    // with load). (1) only for volatile fields: followed for every field, the wrappers of
+    // link-free's validity bits made v2's store visible, and flush_insert's fence, skipped
+    // when its hint flag says another thread fenced, is not on every path (a false report at
+    // each make_valid()). After run().
+    std::optional<passthrough> bound_return() const {
+        if (!fn_.getReturnType()->isPointerTy()) return std::nullopt;
+        std::optional<passthrough> out;
+        for (const auto& bb : fn_) {
+            const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
+            if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
+            const auto* load = llvm::dyn_cast<llvm::LoadInst>(ret->getReturnValue()->stripPointerCasts());
+            if (load == nullptr) return std::nullopt;
+            const place at = place_of(load->getPointerOperand(), layout_, through_);
+            if (!at.stack || !at.offset) return std::nullopt;
+            auto b = bound_.find({at.object, *at.offset});
+            if (b == bound_.end()) return std::nullopt;
+            passthrough here{0, b->second.offset, std::nullopt, b->second.skip};
+            if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr && b->second.skip) {
+                here.arg = a->getArgNo();
+            } else if (const auto held = path_of(b->second.object); held && held->field) {
+                here.arg = held->arg;  // begin(): the iterator holds the vector's _M_start
+                here.load = held->field;
+            } else {
+                return std::nullopt;
+            }
+            if (!out)
+                out = here;
+            else if (out->arg != here.arg || out->load != here.load)
+                return std::nullopt;
+            out->skip = out->skip && here.skip;
+            if (out->offset != here.offset) out->offset.reset();
+        }
+        return out;
+    }
+
 private:
     // Join of the predecessors' out-states: the meet for durability (lowest value; equal
     // values keep the earlier origin), the must-join for double flush (analysis.hpp).
@@ -131,6 +178,7 @@ private:
     // A place, with the sentinels FERRITE_FLOW_SENTINEL_AT marked in this function.
     place locate(const llvm::Value* address) {
         place p = place_of(address, layout_, through(), canonical_);
+        if (cursors_.count(p.object) != 0) p.offset.reset();
         if (!marked_.empty() && marked_.count({p.object, p.offset ? floor_line(*p.offset) : unknown_line}) != 0)
             p.sentinel = true;
         return p;
@@ -154,6 +202,28 @@ private:
             }
         }
         const llvm::Value* out = &read;
+        if (getter && from && from->stack && from->offset) {
+            if (!in_progress_.insert(&read).second) return &read;  // re-entered: not memoised
+            // A getter of a pointer field of the function's own stack: an iterator object a
+            // range-for keeps (`*it` reads its _M_current) is the pointer stored or bound
+            // there, somewhere in its object (the loop advances it: cursors_); a local
+            // container none is stored into in this function (`epochs.begin()` of a local
+            // std::vector) owns memory its constructor allocated: DRAM, as its stack.
+            const place stored = field_object(*from, 0);  // may read other stack slots: in_progress_
+            in_progress_.erase(&read);
+            if (!stored.stack && stored.object != nullptr) {
+                if (stored.skip) skipped_.insert(stored.object);
+                cursors_.insert(stored.object);
+                canonical_of_[&read] = stored.object;
+                return stored.object;
+            }
+            // A local that a call returning by value (sret) or a copy filled (`const auto r =
+            // dpfc_region::at(...)`: pool pointers) is not the container's own memory.
+            if (!filled_by_copy(from->object)) {
+                canonical_of_[&read] = from->object;
+                return from->object;
+            }
+        }
         if (from && from->offset) {
             out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
             field_of_.emplace(out, location{from->object, *from->offset});
@@ -164,6 +234,18 @@ private:
         if (from && from->skip && getter) skipped_.insert(out);
         canonical_of_[&read] = out;
         return out;
+    }
+
+    // A stack slot that a call's sret result or a memcpy / memmove fills.
+    static bool filled_by_copy(const llvm::Value* slot) {
+        for (const llvm::User* u : slot->users()) {
+            if (const auto* mt = llvm::dyn_cast<llvm::MemTransferInst>(u); mt != nullptr && mt->getRawDest() == slot)
+                return true;
+            if (const auto* call = llvm::dyn_cast<llvm::CallBase>(u))
+                for (unsigned i = 0; i < call->arg_size(); ++i)
+                    if (call->getArgOperand(i) == slot && call->paramHasAttr(i, llvm::Attribute::StructRet)) return true;
+        }
+        return false;
     }
 
     // The access path of an object seen from the function's caller (summary.hpp): an
@@ -266,6 +348,18 @@ private:
         return std::make_pair(floor_line(*p.offset), floor_line(last));
     }
 
+    // Behind a variable index (place::stride): the element's lines [first, last] an access
+    // covers, as location keys (elem_key), or nullopt (somewhere in the object).
+    static std::optional<std::pair<std::int64_t, std::int64_t>> element_lines(const place& p,
+                                                                              std::optional<std::uint64_t> len) {
+        if (p.offset || p.stride == 0 || !len || *len == 0) return std::nullopt;
+        const std::int64_t per = p.stride / line_bytes;
+        const std::int64_t first = floor_line(p.elem_lo);
+        const std::int64_t last = floor_line(p.elem_hi + static_cast<std::int64_t>(*len) - 1);
+        if (first < 0 || last >= per || per >= elem_keys) return std::nullopt;  // crosses elements
+        return std::make_pair(elem_key(per, last), elem_key(per, first));      // keys descend with the line
+    }
+
     // The first pending (not fenced) persistent store of an object, if any.
     const llvm::Instruction* pending(const state& s, const llvm::Value* object) const {
         const llvm::Instruction* first = nullptr;
@@ -286,7 +380,7 @@ private:
         }
         if (tracked && (p.sentinel || p.durable || p.log)) annotated_.insert(&inst);
         if (tracked && p.log) {
-            add_log(p, span);
+            add_log(p, span, element_lines(p, e.len));
             // Storing zero disarms the log (the undo log's tag := none): what follows needs
             // no log, so no store is checked against this one.
             if (const auto* c = llvm::dyn_cast_or_null<llvm::Constant>(e.stored); c != nullptr && c->isNullValue())
@@ -297,10 +391,7 @@ private:
                 add_sentinel({at->arg, at->field, span ? std::optional<std::int64_t>(span->first) : std::nullopt, s.fenced});
         if (collect_ != nullptr && out != nullptr && p.offset && e.stored != nullptr &&
             e.stored->getType()->isPointerTy())
-            if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object))
-                if (const place from = locate(e.stored); llvm::isa<llvm::Argument>(from.object))
-                    add_bind({into->getArgNo(), *p.offset, llvm::cast<llvm::Argument>(from.object)->getArgNo(),
-                              from.offset});
+            if (const auto* into = llvm::dyn_cast<llvm::Argument>(p.object)) bind_from(into->getArgNo(), *p.offset, locate(e.stored));
         const bool nt = e.kind == event_kind::nt_write;
         if (span) {
             for (std::int64_t l = span->first; l <= span->second; ++l) {
@@ -312,7 +403,11 @@ private:
             }
             return;
         }
-        if (tracked) s.d[{p.object, unknown_line}] = {nt ? dur::flush : dur::write, &inst};
+        if (const auto keys = element_lines(p, e.len); keys && tracked) {
+            for (std::int64_t k = keys->first; k <= keys->second; ++k) s.d[{p.object, k}] = {nt ? dur::flush : dur::write, &inst};
+        } else if (tracked) {
+            s.d[{p.object, unknown_line}] = {nt ? dur::flush : dur::write, &inst};
+        }
         // Somewhere in the object: every line of it may be dirty again.
         for (auto it = s.f.lower_bound({p.object, INT64_MIN}); it != s.f.end() && it->first.first == p.object; ++it)
             it->second = {dfl::write, &inst};
@@ -336,7 +431,12 @@ private:
     }
 
     // The lines a log word's stores (FERRITE_FLOW_LOG) armed in this function.
-    void add_log(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span) {
+    void add_log(const place& p, const std::optional<std::pair<std::int64_t, std::int64_t>>& span,
+                 const std::optional<std::pair<std::int64_t, std::int64_t>>& keys = std::nullopt) {
+        if (!span && keys) {
+            for (std::int64_t k = keys->first; k <= keys->second; ++k) logs_.insert({p.object, k});
+            return;
+        }
         if (!span) {
             logs_.insert({p.object, unknown_line});
             return;
@@ -355,7 +455,7 @@ private:
                    const llvm::Instruction& inst, const state& s, std::vector<report>& out) const {
         for (const location& loc : logs_) {
             const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
-            if (same_line || (loc.first == p.object && loc.second == unknown_line)) continue;
+            if (same_line || (loc.first == p.object && loc.second < 0)) continue;  // unknown or element line
             auto it = s.d.find(loc);
             if (it == s.d.end() || it->second.value == dur::fence || disarms_.count(it->second.origin) != 0) continue;
             out.push_back({pattern::log, &inst,
@@ -374,7 +474,10 @@ private:
         const llvm::Instruction* first = nullptr;
         for (const auto& [loc, c] : s.d) {
             if (c.value == dur::fence || (only_unwritten && c.value == dur::flush)) continue;
-            const bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            bool same_line = loc.first == p.object && span && loc.second >= span->first && loc.second <= span->second;
+            if (!span && p.stride != 0 && loc.first == p.object && is_elem(loc.second))  // the element's line
+                if (const auto keys = element_lines(p, 1))
+                    same_line = loc.second >= keys->first && loc.second <= keys->second;
             if (same_line) continue;  // one line persists its stores in program order
             if (first == nullptr || earlier(c.origin, first)) first = c.origin;
         }
@@ -395,10 +498,22 @@ private:
         if (collect_ != nullptr && out != nullptr)
             if (const auto at = path_of(p.object)) collect_->flushes.push_back({at->arg, at->field, p.offset, len, sync});
         const auto span = lines(p, len);
+        // (plain integers: GCC 12 warns of a maybe-uninitialised optional in the loop)
+        std::int64_t key_first = 0, key_last = 0, key_per = -1;
+        if (!span)
+            if (const auto keys = element_lines(p, len)) {
+                key_first = keys->first;
+                key_last = keys->second;
+                key_per = elem_per(key_first);
+            }
         auto d_begin = s.d.lower_bound({p.object, INT64_MIN});
         for (auto it = d_begin; it != s.d.end() && it->first.first == p.object; ++it) {
             const std::int64_t l = it->first.second;
-            const bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second);
+            // An element's line is covered by a write-back of the same line of an element of
+            // the same stride, and by any other (the index may be the same): only two lines
+            // of one element are told apart.
+            bool covered = !span || l == unknown_line || (l >= span->first && l <= span->second) || is_elem(l);
+            if (is_elem(l) && elem_per(l) == key_per) covered = l >= key_first && l <= key_last;
             if (!covered) continue;
             if (sync)
                 it->second.value = dur::fence;
@@ -425,11 +540,27 @@ private:
 
     static place shifted(place p, std::optional<std::int64_t> by) {
         p.offset = p.offset && by ? std::optional<std::int64_t>(*p.offset + *by) : std::nullopt;
+        if (by) {  // within the element, if one (element_lines checks that it stays inside)
+            p.elem_lo += *by;
+            p.elem_hi += *by;
+        } else {
+            p.stride = 0;
+        }
         return p;
     }
 
     // A call to a summarised function (summary.hpp): its write-backs, its fence, its stores
     // still pending at its return.
+    // Records that argument `into`'s field at `field` now holds `from`: an argument plus an
+    // offset, or the pointer read from an argument's field (summary::bind::load).
+    void bind_from(unsigned into, std::int64_t field, const place& from) {
+        if (const auto* a = llvm::dyn_cast<llvm::Argument>(from.object)) {
+            add_bind({into, field, a->getArgNo(), from.offset, std::nullopt});
+            return;
+        }
+        if (const auto at = path_of(from.object); at && at->field) add_bind({into, field, at->arg, from.offset, at->field});
+    }
+
     void add_bind(const summary::bind& b) {
         if (std::find(collect_->binds.begin(), collect_->binds.end(), b) == collect_->binds.end())
             collect_->binds.push_back(b);
@@ -440,12 +571,16 @@ private:
             if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
             const place into = locate(call.getArgOperand(b.into));
             if (!into.offset) continue;
-            const place from = shifted(locate(call.getArgOperand(b.from)), b.offset);
+            place from = locate(call.getArgOperand(b.from));
+            if (b.load) {
+                from = field_object(from, *b.load);
+                if (from.stack || from.object == nullptr) continue;
+            }
+            from = shifted(from, b.offset);
             bound_[{into.object, *into.offset + b.field}] = from;
-            if (collect_ != nullptr && out != nullptr && llvm::isa<llvm::Argument>(into.object) &&
-                llvm::isa<llvm::Argument>(from.object))
-                add_bind({llvm::cast<llvm::Argument>(into.object)->getArgNo(), *into.offset + b.field,
-                          llvm::cast<llvm::Argument>(from.object)->getArgNo(), from.offset});
+            if (collect_ != nullptr && out != nullptr)
+                if (const auto* a = llvm::dyn_cast<llvm::Argument>(into.object))
+                    bind_from(a->getArgNo(), *into.offset + b.field, from);
         }
         for (const auto& r : callee.flushes) {
             if (r.arg >= call.arg_size()) continue;
@@ -472,7 +607,8 @@ private:
             const place p = target(call, pd.arg, pd.field,
                                    pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
             if (p.stack || p.object == nullptr) continue;
-            const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+            if (const auto keys = element_lines(p, 1); keys && keys->first == keys->second) l = keys->first;
             const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
             if (persistent(p) && p.sentinel && out != nullptr)  // an atomic's store() to a sentinel
                 check_pair(p, span, call, s, *out);
@@ -494,7 +630,7 @@ private:
                 if (c.value == dur::fence || !at || (annotated_.count(c.origin) != 0 && c.value != dur::flush))
                     continue;
                 collect_->pendings.push_back({at->arg, at->field,
-                                              loc.second == unknown_line ? std::nullopt : std::optional<std::int64_t>(loc.second),
+                                              loc.second < 0 ? std::nullopt : std::optional<std::int64_t>(loc.second),
                                               c.value == dur::flush});
             }
             return;
@@ -565,6 +701,8 @@ private:
     std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
     std::map<const llvm::Value*, location> field_of_;  // a canonical read -> the field it reads
     std::map<location, place> bound_;  // a stack object's field -> the pointer a callee bound to it
+    std::set<const llvm::Value*> cursors_;  // objects reached through an iterator on the stack
+    std::set<const llvm::Value*> in_progress_;  // reads canonical() is resolving through the stack
     struct delete_value {
         void operator()(llvm::Instruction* i) const { i->deleteValue(); }
     };
@@ -626,9 +764,11 @@ summary summarise_function(const llvm::Function& f, const summaries& known) {
     for (const auto& bb : f)
         returns |= llvm::isa<llvm::ReturnInst>(bb.getTerminator());
     std::vector<report> none;
-    analysis(f, false, known, &out).run(none);
+    analysis a(f, false, known, &out);
+    a.run(none);
     out.fences = out.fences && returns;
     out.returns = returned_argument(f, known);
+    if (!out.returns) out.returns = a.bound_return();
     return out;
 }
 

@@ -36,7 +36,9 @@
 // FERRITE_FLOW_SENTINEL or FERRITE_FLOW_DURABLE are. A write-back of a line of an object
 // also covers the object's stores at an unknown offset (fewer false reports, at the price
 // of missing a wrong line behind a variable index); one at an unknown offset covers all
-// of the object's lines.
+// of the object's lines. Behind a variable index into an array of line-multiple elements
+// the location is the element's line (place::stride): a write-back of one element line
+// does not cover another line of the same stride (a constant-offset write-back still does).
 #pragma once
 
 #include <map>

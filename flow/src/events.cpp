@@ -74,6 +74,8 @@ std::vector<event> call_events(const CallBase& call, std::string_view name) {
         if (starts_with(f, "pfence(") || starts_with(f, "psync(")) return {ev(k::fence)};
         if (starts_with(f, "nt_store(")) return {ev(k::nt_write, arg(call, 0), 8)};
         if (starts_with(f, "nt_memcpy(")) return {ev(k::nt_write, arg(call, 0), const_len(arg(call, 2)))};
+        // Whole lines copied with NT stores: each its own write-back, pending until a fence.
+        if (starts_with(f, "nt_copy_lines(")) return {ev(k::nt_write, arg(call, 0), const_len(arg(call, 2)))};
         return {};
     }
     if (starts_with(d, "_mm_clwb(") || starts_with(d, "_mm_clflushopt(")) return {ev(k::flush, arg(call, 0), 1)};

@@ -8,7 +8,7 @@
 //
 // What it recognises: plain, atomic and non-temporal stores, memcpy/memmove/memset;
 // ferrite's primitives (ferrite::pmem::pwb, pwb_range, pwb_range_pair, pfence, psync,
-// nt_store, nt_memcpy), the x86 intrinsics as functions or as LLVM intrinsics (_mm_clwb,
+// nt_store, nt_memcpy, nt_copy_lines), the x86 intrinsics as functions or as LLVM intrinsics (_mm_clwb,
 // _mm_clflushopt, _mm_clflush, _mm_sfence, _mm_mfence, _mm_stream_si32/64), inline asm
 // naming clwb/clflushopt/clflush/sfence/mfence/movnti, and libpmem / libpmemobj
 // (pmem_flush, pmem_persist, pmem_drain, pmem_memcpy/memmove/memset with and without

@@ -4,9 +4,11 @@
 #include <string_view>
 
 #include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/ADT/SmallVector.h>
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
+#include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -38,21 +40,100 @@ bool allocated(const llvm::Value* v) {
 
 }  // namespace
 
+namespace {
+
+// The walk's offset, from the address back to its object: exact (lo == hi), a range of
+// first bytes behind a variable index into an array of a known count (lo..hi), within an
+// element of line-multiple stride found behind it (element: outer offsets accumulate in
+// `outer`), or lost.
+struct offset_walk {
+    enum class mode : std::uint8_t { exact, range, element, lost } m = mode::exact;
+    std::int64_t lo = 0, hi = 0, stride = 0, outer = 0;
+
+    void add(std::int64_t d) {
+        if (m == mode::exact || m == mode::range) {
+            lo += d;
+            hi += d;
+        } else if (m == mode::element) {
+            outer += d;
+        }
+    }
+    void lose() { m = mode::lost; }
+    // A variable index over elements of `size` bytes; count: the array's length, if an array.
+    void variable(std::int64_t size, std::optional<std::uint64_t> count) {
+        const bool lines = size > 0 && size % line_bytes == 0;
+        if (m == mode::element) {
+            if (!lines) lose();  // an outer index over line-multiples keeps the element's lines
+            return;
+        }
+        if (m == mode::lost) return;
+        if (lines && lo >= 0 && hi < size) {
+            m = mode::element;
+            stride = size;
+            return;
+        }
+        if (!count || *count == 0) {
+            lose();
+            return;
+        }
+        hi += static_cast<std::int64_t>(*count - 1) * size;
+        m = mode::range;
+    }
+};
+
+// A GEP's indices, right to left (the walk goes from the address back to the object).
+void walk_gep(const llvm::GEPOperator& gep, const llvm::DataLayout& layout, offset_walk& w) {
+    struct index {
+        const llvm::Value* value;
+        std::int64_t field_offset;  // a struct field's offset (struct index)
+        std::int64_t size;          // the element's size (sequential index)
+        std::optional<std::uint64_t> count;
+        bool structure;
+    };
+    llvm::SmallVector<index, 4> indices;
+    llvm::Type* container = nullptr;  // what the previous index indexed into
+    for (auto it = llvm::gep_type_begin(gep), end = llvm::gep_type_end(gep); it != end; ++it) {
+        index i{it.getOperand(), 0, 0, std::nullopt, false};
+        if (llvm::StructType* st = it.getStructTypeOrNull()) {
+            i.structure = true;
+            const auto* c = llvm::dyn_cast<llvm::ConstantInt>(it.getOperand());
+            if (c == nullptr) {
+                w.lose();
+                return;
+            }
+            i.field_offset = static_cast<std::int64_t>(
+                layout.getStructLayout(st)->getElementOffset(static_cast<unsigned>(c->getZExtValue())));
+            container = st->getElementType(static_cast<unsigned>(c->getZExtValue()));
+        } else {
+            i.size = static_cast<std::int64_t>(layout.getTypeAllocSize(it.getIndexedType()).getFixedSize());
+            if (const auto* at = llvm::dyn_cast_or_null<llvm::ArrayType>(container)) i.count = at->getNumElements();
+            container = it.getIndexedType();
+        }
+        indices.push_back(i);
+    }
+    for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
+        if (it->structure) {
+            w.add(it->field_offset);
+        } else if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(it->value)) {
+            w.add(c->getSExtValue() * it->size);
+        } else {
+            w.variable(it->size, it->count);
+        }
+    }
+}
+
+}  // namespace
+
 place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through,
                canonical_of canonical) {
     place out;
-    std::int64_t offset = 0;
-    bool known = true;
+    offset_walk w;
     const llvm::Value* v = address;
     llvm::SmallPtrSet<const llvm::PHINode*, 4> phis;  // each cursor once
     for (;;) {
         v = v->stripPointerCasts();
         if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v)) {
-            llvm::APInt delta(layout.getIndexTypeSizeInBits(gep->getType()), 0);
-            if (gep->accumulateConstantOffset(layout, delta))
-                offset += delta.getSExtValue();
-            else
-                known = false;
+            walk_gep(*gep, layout, w);
             v = gep->getPointerOperand();
             continue;
         }
@@ -72,9 +153,9 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
             if (p != nullptr && p->arg < call->arg_size()) {
                 out.skip |= p->skip;  // a getter of a volatile field (`root(k)`: v_.work_roots[k])
                 if (p->offset)
-                    offset += *p->offset;
+                    w.add(*p->offset);
                 else
-                    known = false;
+                    w.lose();
                 if (p->load) {  // a field getter: the object is the field's pointer
                     if (canonical) v = canonical(*call);
                     break;
@@ -97,7 +178,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
                 }
             }
             if (entry != nullptr) {
-                known = false;
+                w.lose();
                 v = entry;
                 continue;
             }
@@ -106,7 +187,12 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
         break;
     }
     out.object = v;
-    if (known) out.offset = offset;
+    if (w.m == offset_walk::mode::exact) out.offset = w.lo;
+    if (w.m == offset_walk::mode::element && w.outer % line_bytes == 0) {
+        out.stride = w.stride;
+        out.elem_lo = w.lo;
+        out.elem_hi = w.hi;
+    }
     // The function's own stack, or the result object it returns (sret): a value, not memory
     // the function persists.
     const auto* arg = llvm::dyn_cast<llvm::Argument>(v);

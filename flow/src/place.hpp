@@ -11,7 +11,10 @@
 // Assumes: an object starts on a cache line (ferrite's persistent objects are line-aligned,
 // and a misaligned one only shifts which bytes share a line). A variable index loses the
 // offset: the place is then "somewhere in the object" (line unknown); so does a loop's
-// cursor (a phi: the object its entry value points into). The result object of a
+// cursor (a phi: the object its entry value points into); behind a variable index into an
+// array of line-multiple elements, the bytes within the element are kept (place::stride:
+// the field's lines of every element, `refs_[tid].intent_index` told from
+// `refs_[tid].ref[i]`). The result object of a
 // function returning by value (sret) counts as its stack, and so does what operator new,
 // malloc and __cxa_allocate_exception return (DRAM: a thrown exception's message). A pointer field read
 // twice in one function gives one object: a field re-pointed between the two reads is
@@ -42,6 +45,12 @@ struct place {
     bool log = false;                    // FERRITE_FLOW_LOG field
     bool stack = false;                  // the function's own stack (never persistent)
     bool global = false;                 // a global variable (volatile: not in a pool)
+    // Behind a variable index (offset nullopt), where known: the access's first byte lies in
+    // [elem_lo, elem_hi] of an element of `stride` bytes, a multiple of the line size, of an
+    // array that starts on a line (`refs_[tid].intent_index`: one byte; `refs_[tid].ref[i]`:
+    // the field's whole array). 0: anywhere in the object.
+    std::int64_t stride = 0;
+    std::int64_t elem_lo = 0, elem_hi = 0;
 };
 
 // A function that returns one of its pointer arguments plus an offset (an accessor such as

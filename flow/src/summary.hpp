@@ -25,7 +25,9 @@
 // later read of the field (its own, or another callee's path) shares. Deeper paths
 // (arg.f.g) are dropped (a missed report, not a false one). A field of the caller's stack
 // (a lambda's captures, an std::atomic_ref) points where the caller, or a constructor it
-// called (bind, below), stored a pointer into it.
+// called (bind, below), stored a pointer into it; with bind::load, the pointer the
+// constructor read from an argument's field (an iterator: `begin()` returns `_M_start` by
+// value, so it is a getter of that field, analysis.cpp's bound_return).
 #pragma once
 
 #include <cstdint>
@@ -72,11 +74,14 @@ struct summary {
     // `field` of what argument `into` points to (a constructor binding a reference:
     // std::atomic_ref's, a wrapper's): a caller whose stack object is `into` knows where a
     // later access path into.field points (analysis.cpp's field_object).
+    // With `load`: the pointer stored is the one loaded from the field at *load of what
+    // `from` points to (an iterator's constructor copying `v._M_start`: begin() by value).
     struct bind {
         unsigned into;
         std::int64_t field;
         unsigned from;
         std::optional<std::int64_t> offset;
+        std::optional<std::int64_t> load;
         bool operator==(const bind&) const = default;
     };
     std::vector<bind> binds;

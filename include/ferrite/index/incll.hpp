@@ -163,7 +163,7 @@ public:
     // Ends the current epoch if anything was written in it and waits until it is durable;
     // returns the epoch whose end state is now durable (state_epoch()): a crash from now on
     // recovers that state or a later epoch's.
-    std::uint64_t sync();
+    FERRITE_FLOW_ROOT std::uint64_t sync();
     std::uint64_t current_epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
     std::uint64_t durable_epoch() const noexcept;
     std::uint64_t state_epoch() const noexcept;  // the epoch whose end the durable state is
@@ -217,7 +217,7 @@ private:
     void lock_helping(std::atomic<std::uint32_t>& lock) noexcept;
     // Puts n on the dirty list of the current epoch (first time) and notes the lines written.
     void touch(node_base* n, unsigned lines) noexcept;
-    void log_node(node_base* n) noexcept;
+    FERRITE_FLOW_ROOT void log_node(node_base* n) noexcept;
     void* take_node() noexcept;
     void scrub_value_words();
     void ticker_loop();

@@ -88,7 +88,7 @@ struct alignas(node_size) linkfree_node {
     std::uint8_t insert_flushed FERRITE_FLOW_SKIP;  // hints: a lost flag costs one more write-back
     std::uint8_t delete_flushed FERRITE_FLOW_SKIP;
     std::uint32_t pad;
-    std::uintptr_t next;
+    std::uintptr_t next FERRITE_FLOW_SKIP;  // links are not persisted (recovery reads only the mark, which flush_delete's write-back of the node persists)
     std::uint64_t so_key;
     K key;
     [[no_unique_address]] V value;
