@@ -198,11 +198,11 @@ void checkpointer::request_if_log_half_full(const thread_state& me) noexcept {
     if (me.log_need > log_.log_capacity() / 2) request();
 }
 
-void checkpointer::mark(unsigned t, const void* p, std::size_t n) {
-    // The common case, a region inside one line (a tree's slot, a counter): one bit, one
-    // load when it is set already, else one locked bit-test-and-set, whose old bit says
-    // whether this thread set it. (A p below the image wraps to a line past the last one
-    // and takes the general path, which rejects it.)
+void checkpointer::mark_slow(unsigned t, const void* p, std::size_t n) {
+    // A region inside one line (a tree's slot, a counter): one bit, one load when it is set
+    // already (mark()'s inline test, and again here), else one locked bit-test-and-set,
+    // whose old bit says whether this thread set it. (A p below the image wraps to a line
+    // past the last one and takes the general path, which rejects it.)
     const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
     if (n - 1 < line && (at & (line - 1)) + n <= line && at / line < lines_) [[likely]] {
         const std::uint64_t l = at / line, bit = std::uint64_t{1} << (l % 64);

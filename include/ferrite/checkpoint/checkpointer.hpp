@@ -148,7 +148,16 @@ public:
     void leave(unsigned t);
 
     // Thread t will write image bytes [p, p + n) in this epoch.
-    void mark(unsigned t, const void* p, std::size_t n);
+    void mark(unsigned t, const void* p, std::size_t n) {
+        // Inline, the common case, a region inside one line (a tree's slot, a counter) whose
+        // line is marked already: one load of its bitmap word, no call. Anything else (a
+        // bit to set, several lines, a region outside the image) is mark_slow's.
+        const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
+        if (n - 1 < 64 && (at & 63) + n <= 64 && at / 64 < lines_ &&
+            (bitmap_word(at / 64 / 64).load(std::memory_order_relaxed) & (std::uint64_t{1} << (at / 64 % 64))) != 0)
+            return;
+        mark_slow(t, p, n);
+    }
     // At a consistent point of thread t: true if an epoch committed in this call (false: not
     // due, or refused because some thread's records could not fit; that thread throws).
     bool checkpoint(unsigned t) {
@@ -193,6 +202,7 @@ private:
     };
 
     bool checkpoint_slow(unsigned t);   // checkpoint() but for its common case
+    void mark_slow(unsigned t, const void* p, std::size_t n);  // mark() but for its common case
     // mark(): lines [first, first + len) are this thread's to log (it set their bits): a new
     // run, or the last one continued, and the log bytes they need.
     void own_lines(thread_state& me, std::uint64_t first, std::uint64_t len);  // may throw std::bad_alloc, as mark()
