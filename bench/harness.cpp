@@ -525,12 +525,15 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
         const auto initial = initial_size_for(cfg, *w);
         // reps[thread count][structure]: repetition r of every point before repetition r + 1
         // of any, so that a slow phase of the machine (seconds long on a shared VM) lands on
-        // every point alike instead of on a whole thread count.
+        // every point alike instead of on a whole thread count; the structures of a thread
+        // count in the listed order in even repetitions, reversed in odd ones (ABBA: a load
+        // that drifts over the run lands on the first and the last alike).
         std::vector<std::vector<std::vector<rep_result>>> reps(
             cfg.threads.size(), std::vector<std::vector<rep_result>>(n_structures));
         for (unsigned rep = 0; rep < cfg.reps; ++rep)
             for (std::size_t ti = 0; ti < cfg.threads.size(); ++ti)
-                for (std::size_t s = 0; s < n_structures; ++s) {
+                for (std::size_t k = 0; k < n_structures; ++k) {
+                    const std::size_t s = rep % 2 == 0 ? k : n_structures - 1 - k;
                     const unsigned t = cfg.threads[ti];
                     if (cfg.on_progress)
                         cfg.on_progress(cfg.structures[s].label() + " " + w->name + " " + std::to_string(t) + "t",

@@ -15,7 +15,10 @@
 // the median throughput with min and max; the repetitions of a workload's points interleave
 // (rep 1 of every thread count and structure, then rep 2...), so a slow phase of the
 // machine hits them alike (on this project's shared 2-vCPU VM the same configuration runs
-// at 1.0 or 1.9 Mops/s depending on when: phases last seconds).
+// at 1.0 or 1.9 Mops/s depending on when: phases last seconds); within a thread count the
+// structures run in the listed order in even repetitions and in the reverse order in odd
+// ones (ABBA), so that a load that grows or falls over a run does not favour the one
+// listed first.
 // The first structure listed is the baseline: every point also carries its throughput ratio
 // to the baseline's at the same workload and thread count.
 //

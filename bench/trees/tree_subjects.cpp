@@ -11,8 +11,8 @@
 //   cpnvm-tree     the same tree ported to CpNvm (cpnvm_btree.hpp): nodes and the tree object
 //                  in a ferrite::program_image (containers/program_image.hpp) in a scratch
 //                  pool, every node write marked, checkpoint() after every operation (an
-//                  epoch commits every 64 ms, or sooner when a thread's marks fill half its
-//                  log). cpnvm-tree-10ms and cpnvm-tree-1ms: the interval sweep of issue 19.
+//                  epoch commits every 64 ms if anything was marked, or sooner when a
+//                  thread's marks fill half its log). cpnvm-tree-10ms and cpnvm-tree-1ms: the interval sweep of issue 19.
 //                  pwb/op and pfence/op are the checkpoints' (record write-backs, commit,
 //                  replay) spread over the operations. cpnvm-tree-lazy: cpnvm-tree whose
 //                  reopen loads the image on first touch instead of all at once.

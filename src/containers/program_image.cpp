@@ -204,15 +204,25 @@ program_image::quiescent_scope::~quiescent_scope() {
     if (img_ != nullptr) img_->s_->cp.join(tid_);  // waits while a checkpoint is under way
 }
 
-unsigned program_image::current_tid(const char* what) const {
-    for (const auto& r : tls_registrations)
-        if (r.image == s_.get()) return r.tid;
+namespace {
+[[noreturn, gnu::cold, gnu::noinline]] void throw_not_registered(const char* what) {
     throw usage_error(std::string("program_image::") + what + ": the calling thread is not registered (register_thread())");
 }
+// The calling thread's id in image `s`. On every mark() and checkpoint(): a few loads and
+// compares, inlined into them (the error's string is built out of line, so the common path
+// needs no call and no stack frame).
+[[gnu::always_inline]] inline unsigned tid_in(const void* s, const char* what) {
+    for (const auto& r : tls_registrations)
+        if (r.image == s) return r.tid;
+    throw_not_registered(what);
+}
+}  // namespace
+
+unsigned program_image::current_tid(const char* what) const { return tid_in(s_.get(), what); }
 
 bool program_image::replay_pending() { return s_->cp.replay_pending(); }
-void program_image::mark(const void* p, std::size_t n) { s_->cp.mark(current_tid("mark"), p, n); }
-bool program_image::checkpoint() { return s_->cp.checkpoint(current_tid("checkpoint")); }
+void program_image::mark(const void* p, std::size_t n) { s_->cp.mark(tid_in(s_.get(), "mark"), p, n); }
+bool program_image::checkpoint() { return s_->cp.checkpoint(tid_in(s_.get(), "checkpoint")); }
 
 std::chrono::nanoseconds program_image::until_checkpoint_due() const noexcept { return s_->cp.until_due(); }
 

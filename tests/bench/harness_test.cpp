@@ -111,6 +111,25 @@ TEST(BenchHarness, RunBenchMakesAFreshSubjectPerMeasurementAndReportsRatios) {
     EXPECT_DOUBLE_EQ(points[1].batch_size, 0);
 }
 
+// Repetitions interleave: rep r of every thread count before rep r + 1; within a thread count
+// the structures alternate between the listed order and the reverse one (ABBA).
+TEST(BenchHarness, RepetitionsInterleaveAndAlternateTheStructuresOrder) {
+    ledger a_l, b_l;
+    const auto a = counting_kind(a_l, "a");
+    const auto b = counting_kind(b_l, "b");
+    auto cfg = config({a, b}, "push-pop");
+    cfg.ops_per_thread = 10;
+    std::vector<std::string> order;
+    cfg.on_progress = [&](const std::string& what, std::uint64_t, std::uint64_t) { order.push_back(what); };
+    (void)fb::run_bench(cfg);
+    const std::vector<std::string> expected = {
+        "a push-pop 1t", "b push-pop 1t", "a push-pop 3t", "b push-pop 3t",  // rep 0
+        "b push-pop 1t", "a push-pop 1t", "b push-pop 3t", "a push-pop 3t",  // rep 1
+        "a push-pop 1t", "b push-pop 1t", "a push-pop 3t", "b push-pop 3t",  // rep 2
+        "done"};
+    EXPECT_EQ(order, expected);
+}
+
 TEST(BenchHarness, AStructureWithItsOwnAblationRunsBesideTheRunsOne) {
     ledger l;
     const auto kind = counting_kind(l, "base");

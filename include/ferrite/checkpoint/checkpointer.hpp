@@ -78,10 +78,12 @@
 //   * one replayer, not a pool of replay threads; in line replay is kept as the other mode
 //     (the ablation of docs/checkpointing.md); chained log chunks come with the public API;
 //   * a checkpoint is due every `interval` (0: at every call), decided by the first thread
-//     that sees the time passed (each thread reads the clock every 16th call) and shared
-//     with the others through a flag; request() makes the next one due at once (the thesis
-//     has no such call; sync() uses it), and so does a thread whose marked lines fill half
-//     its log;
+//     that sees the time passed (each thread reads the clock every 16th call; the kernel's
+//     coarse clock for intervals of 16 of its ticks or more) and shared with the others
+//     through a flag; request() makes the next one due at once (the thesis has no such
+//     call; sync() uses it), and so does a thread whose marked lines fill half its log. An
+//     interval in which no line was marked commits nothing: the interval starts again
+//     without a barrier (a read-only phase stops no thread; the thesis checkpoints anyway);
 //   * threads join and leave explicitly (join/leave: a leaving thread takes part in a due
 //     checkpoint first); program_image's quiescent state is a leave and a join;
 // A failure between the barriers (an allocation in a snapshot, a before_commit hook or the
@@ -146,7 +148,16 @@ public:
     void leave(unsigned t);
 
     // Thread t will write image bytes [p, p + n) in this epoch.
-    void mark(unsigned t, const void* p, std::size_t n);
+    void mark(unsigned t, const void* p, std::size_t n) {
+        // Inline, the common case, a region inside one line (a tree's slot, a counter) whose
+        // line is marked already: one load of its bitmap word, no call. Anything else (a
+        // bit to set, several lines, a region outside the image) is mark_slow's.
+        const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
+        if (n - 1 < 64 && (at & 63) + n <= 64 && at / 64 < lines_ &&
+            (bitmap_word(at / 64 / 64).load(std::memory_order_relaxed) & (std::uint64_t{1} << (at / 64 % 64))) != 0)
+            return;
+        mark_slow(t, p, n);
+    }
     // At a consistent point of thread t: true if an epoch committed in this call (false: not
     // due, or refused because some thread's records could not fit; that thread throws).
     bool checkpoint(unsigned t) {
@@ -191,6 +202,7 @@ private:
     };
 
     bool checkpoint_slow(unsigned t);   // checkpoint() but for its common case
+    void mark_slow(unsigned t, const void* p, std::size_t n);  // mark() but for its common case
     // mark(): lines [first, first + len) are this thread's to log (it set their bits): a new
     // run, or the last one continued, and the log bytes they need.
     void own_lines(thread_state& me, std::uint64_t first, std::uint64_t len);  // may throw std::bad_alloc, as mark()
@@ -230,8 +242,10 @@ private:
     std::atomic_ref<std::uint64_t> bitmap_word(std::uint64_t i) const noexcept {
         return std::atomic_ref<std::uint64_t>(bitmap_[i]);
     }
+    bool coarse_clock_;  // the interval is read on CLOCK_MONOTONIC_COARSE (checkpointer.cpp)
     std::vector<thread_state> threads_;
     std::atomic<bool> due_{false};
+    std::atomic<bool> marked_{false};  // a line was listed since the last commit (is_due)
     std::atomic<std::int64_t> last_checkpoint_ns_;
     // barrier: participants and arrivals in one word (participants << 32 | arrived), and a
     // generation bumped by each release

@@ -78,6 +78,32 @@ TEST(Checkpointer, ACheckpointIsDueAfterTheIntervalOrWhenRequested) {
     EXPECT_FALSE(f.cp.checkpoint(0)) << "the request is used up";
 }
 
+// An interval in which nothing was marked commits nothing (the interval starts again, no
+// barrier); one with a marked line commits it once the interval has passed. 64 ms: the coarse
+// clock at Linux's usual tick (checkpointer.cpp), the clock cpnvm-tree's interval reads.
+TEST(Checkpointer, AnIntervalWithNothingMarkedCommitsNothing) {
+    fixture f({1, 4096, 4096}, {64ms, {}});
+    f.cp.join(0);
+    const auto calls = [&f] {  // enough calls for the clock to be read (every 16th)
+        bool committed = false;
+        for (int i = 0; i < 32; ++i) committed = f.cp.checkpoint(0) || committed;
+        return committed;
+    };
+    std::this_thread::sleep_for(70ms);
+    EXPECT_FALSE(calls()) << "nothing marked: no epoch";
+    EXPECT_EQ(f.cp.epoch(), 0u);
+    f.cp.mark(0, f.image.p + 64, 8);
+    f.image.p[64] = std::byte{5};
+    EXPECT_FALSE(calls()) << "the interval started again when it passed with nothing marked";
+    std::this_thread::sleep_for(70ms);
+    EXPECT_TRUE(calls()) << "a marked line and the interval passed: an epoch";
+    EXPECT_EQ(f.cp.epoch(), 1u);
+    EXPECT_EQ(f.log.image()[64], std::byte{5});
+    std::this_thread::sleep_for(70ms);
+    EXPECT_FALSE(calls()) << "the committed line is not marked any more";
+    EXPECT_EQ(f.cp.epoch(), 1u);
+}
+
 TEST(Checkpointer, MarkingOutsideTheImageIsAUsageError) {
     fixture f({1, 4096, 4096});
     f.cp.join(0);
