@@ -13,6 +13,7 @@
 #include <utility>
 
 #include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -69,6 +70,15 @@ public:
 
     void run(std::vector<report>& out) {
         llvm::ReversePostOrderTraversal<const llvm::Function*> rpo(&fn_);
+        std::map<const llvm::BasicBlock*, state> outs = fixpoint(rpo);
+        if (find_hints(outs)) outs = fixpoint(rpo);  // again, with the hint edges fenced
+        for (const llvm::BasicBlock* bb : rpo) {
+            state s = in_state(bb, outs);
+            for (const auto& inst : *bb) transfer(inst, s, &out);
+        }
+    }
+
+    std::map<const llvm::BasicBlock*, state> fixpoint(llvm::ReversePostOrderTraversal<const llvm::Function*>& rpo) {
         std::map<const llvm::BasicBlock*, state> outs;
         bool changed = true;
         // Finite lattices and monotone transfers reach the fixpoint; the cap only guards
@@ -85,10 +95,89 @@ public:
                 }
             }
         }
-        for (const llvm::BasicBlock* bb : rpo) {
-            state s = in_state(bb, outs);
-            for (const auto& inst : *bb) transfer(inst, s, &out);
+        return outs;
+    }
+
+    // Hint flags (link-free's insert_flushed / delete_flushed, [LF] L162): a branch on a
+    // flag read against zero whose "set" edge skips the write-back and the fence. The edge
+    // counts as fenced (state::fenced, so the summary fences on every path) when every
+    // store of a non-zero value to the flag in this function comes after a fence on every
+    // path (the first fixpoint's states say so) and no other value but zero is stored to
+    // it: a set flag then means a thread fenced the state it stands for. The flag is the
+    // (object, offset) read, or what a std::atomic_ref on the stack is bound to (bound_).
+    // True if an edge was found (run() then iterates again).
+    bool find_hints(const std::map<const llvm::BasicBlock*, state>& outs) {
+        std::map<location, std::vector<std::pair<const llvm::BasicBlock*, const llvm::BasicBlock*>>> candidates;
+        for (const auto& bb : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
+            if (br == nullptr || !br->isConditional()) continue;
+            const llvm::Value* read = br->getCondition();
+            unsigned set_edge = 0;  // the successor taken when the flag is non-zero
+            if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(read)) {
+                if (!cmp->isEquality()) continue;
+                const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
+                if (zero == nullptr || !zero->isZero()) continue;
+                read = cmp->getOperand(0);
+                set_edge = cmp->getPredicate() == llvm::CmpInst::ICMP_NE ? 0 : 1;
+            }
+            while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(read)) read = cast->getOperand(0);
+            const auto flag = flag_read(*read);
+            if (flag) candidates[*flag].push_back({&bb, br->getSuccessor(set_edge)});
         }
+        if (candidates.empty()) return false;
+        std::map<location, bool> valid;  // flag -> every set store fenced (and at least one)
+        for (const auto& bb : fn_) {
+            auto it = outs.find(&bb);
+            if (it == outs.end()) continue;
+            state s = in_state(&bb, outs);
+            for (const auto& inst : bb) {
+                if (const auto st = flag_store(inst); st && candidates.count(st->first) != 0) {
+                    const auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(st->second);
+                    if (c == nullptr || !c->isZero()) {
+                        auto [v, inserted] = valid.try_emplace(st->first, true);
+                        v->second = v->second && c != nullptr && s.fenced;
+                    }
+                }
+                transfer(inst, s, nullptr);
+            }
+        }
+        for (const auto& [flag, edges] : candidates)
+            if (auto v = valid.find(flag); v != valid.end() && v->second)
+                for (const auto& e : edges) hints_.insert(e);
+        return !hints_.empty();
+    }
+
+    // The flag a value reads: a load's (object, offset), or the field a stack atomic_ref
+    // passed to its load() is bound to.
+    std::optional<location> flag_read(const llvm::Value& read) {
+        if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&read)) return flag_at(load->getPointerOperand());
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&read))
+            if (method_named(*call, "::load(")) return flag_at(call->getArgOperand(0), true);
+        return std::nullopt;
+    }
+    // A store's (flag, value stored): a store instruction, or an atomic_ref's store().
+    std::optional<std::pair<location, const llvm::Value*>> flag_store(const llvm::Instruction& inst) {
+        if (const auto* st = llvm::dyn_cast<llvm::StoreInst>(&inst))
+            if (const auto at = flag_at(st->getPointerOperand())) return std::make_pair(*at, st->getValueOperand());
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+            if (method_named(*call, "::store(") && call->arg_size() >= 2)
+                if (const auto at = flag_at(call->getArgOperand(0), true)) return std::make_pair(*at, call->getArgOperand(1));
+        return std::nullopt;
+    }
+    static bool method_named(const llvm::CallBase& call, const char* name) {
+        const llvm::Function* callee = call.getCalledFunction();
+        return callee != nullptr && call.arg_size() >= 1 && llvm::demangle(callee->getName().str()).find(name) != std::string::npos;
+    }
+    std::optional<location> flag_at(const llvm::Value* address, bool wrapper = false) {
+        place p = locate(address);
+        if (wrapper) {  // the atomic_ref's own pointer: what it is bound to
+            if (!p.stack || !p.offset) return std::nullopt;
+            auto b = bound_.find({p.object, *p.offset});
+            if (b == bound_.end()) return std::nullopt;
+            p = b->second;
+        }
+        if (p.object == nullptr || !p.offset || p.stack) return std::nullopt;
+        return location{p.object, *p.offset};
     }
 
     // A function that returns by value a one-pointer wrapper a constructor filled from its
@@ -113,7 +202,7 @@ public:
             auto b = bound_.find({at.object, *at.offset});
             if (b == bound_.end()) return std::nullopt;
             passthrough here{0, b->second.offset, std::nullopt, b->second.skip};
-            if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr && b->second.skip) {
+            if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr) {
                 here.arg = a->getArgNo();
             } else if (const auto held = path_of(b->second.object); held && held->field) {
                 here.arg = held->arg;  // begin(): the iterator holds the vector's _M_start
@@ -140,7 +229,14 @@ private:
         for (const llvm::BasicBlock* pred : llvm::predecessors(bb)) {
             auto it = outs.find(pred);
             if (it == outs.end()) continue;  // not reached yet: the bottom of the join
-            const state& p = it->second;
+            state hinted;
+            const state* pp = &it->second;
+            if (hints_.count({pred, bb}) != 0) {  // a set hint flag: as if fenced (find_hints)
+                hinted = it->second;
+                hinted.fenced = true;
+                pp = &hinted;
+            }
+            const state& p = *pp;
             if (first) {
                 in = p;
                 first = false;
@@ -693,6 +789,7 @@ private:
     std::set<location> logs_;                          // lines a log word's stores armed
     std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
     std::set<location> marked_;                        // FERRITE_FLOW_SENTINEL_AT's words
+    std::set<std::pair<const llvm::BasicBlock*, const llvm::BasicBlock*>> hints_;  // find_hints' edges
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };
