@@ -13,6 +13,8 @@
 #include <utility>
 
 #include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Constants.h>
@@ -62,7 +64,13 @@ std::int64_t floor_line(std::int64_t offset) {
 class analysis {
 public:
     analysis(const llvm::Function& fn, bool root, const summaries& known, summary* collect)
-        : fn_(fn), root_(root), known_(known), collect_(collect), layout_(fn.getParent()->getDataLayout()) {
+        : fn_(fn),
+          root_(root),
+          known_(known),
+          collect_(collect),
+          tree_(const_cast<llvm::Function&>(fn)),
+          loops_(tree_),
+          layout_(fn.getParent()->getDataLayout()) {
         unsigned n = 0;
         for (const auto& bb : fn)
             for (const auto& inst : bb) order_[&inst] = n++;
@@ -223,18 +231,22 @@ public:
 private:
     // Join of the predecessors' out-states: the meet for durability (lowest value; equal
     // values keep the earlier origin), the must-join for double flush (analysis.hpp).
-    state in_state(const llvm::BasicBlock* bb, const std::map<const llvm::BasicBlock*, state>& outs) const {
+    state in_state(const llvm::BasicBlock* bb, const std::map<const llvm::BasicBlock*, state>& outs) {
         state in;
         bool first = true;
         for (const llvm::BasicBlock* pred : llvm::predecessors(bb)) {
             auto it = outs.find(pred);
             if (it == outs.end()) continue;  // not reached yet: the bottom of the join
-            state hinted;
+            state edge;  // the out-state as this edge changes it
             const state* pp = &it->second;
             if (hints_.count({pred, bb}) != 0) {  // a set hint flag: as if fenced (find_hints)
-                hinted = it->second;
-                hinted.fenced = true;
-                pp = &hinted;
+                edge = it->second;
+                edge.fenced = true;
+                pp = &edge;
+            }
+            if (const llvm::Loop* loop = loops_.getLoopFor(pred); loop != nullptr && !loop->contains(bb)) {
+                if (pp != &edge) edge = it->second;
+                if (exit_write_backs(*loop, edge)) pp = &edge;
             }
             const state& p = *pp;
             if (first) {
@@ -262,6 +274,45 @@ private:
             }
         }
         return in;
+    }
+
+    // Loop correlation (issue 22's fifth round): on a loop's exit edge, the write-backs in
+    // its body (guarded or not) also cover the stores still at Write that an earlier,
+    // disjoint loop made (its outermost loop not around this one, whose header dominates
+    // this one's: a collect loop nest, DFC's [t][s]): "write back each item an
+    // earlier loop collected" (DFC's phase, the undo log). The path that leaves the
+    // write-back loop without running its body is feasible only when the earlier loop had
+    // nothing to store, which the meet cannot tell. Stores outside a loop, or in the
+    // write-back loop itself, keep the ordinary meet. True if a cell changed.
+    bool exit_write_backs(const llvm::Loop& loop, state& s) {
+        bool changed = false;
+        for (const llvm::BasicBlock* body : loop.blocks())
+            for (const auto& inst : *body)
+                for (const event& e : events_of(inst)) {
+                    if (e.ptr == nullptr || (e.kind != event_kind::flush && e.kind != event_kind::persist)) continue;
+                    const place p = locate(e.ptr);
+                    if (p.stack || p.object == nullptr) continue;
+                    state sub;  // the object's cells an earlier loop stored
+                    for (auto c = s.d.lower_bound({p.object, INT64_MIN}); c != s.d.end() && c->first.first == p.object; ++c) {
+                        if (c->second.value != dur::write) continue;
+                        const llvm::Loop* from = loops_.getLoopFor(c->second.origin->getParent());
+                        while (from != nullptr && from->getParentLoop() != nullptr &&
+                               !from->getParentLoop()->contains(loop.getHeader()))
+                            from = from->getParentLoop();  // the outermost loop of the store not around this one
+                        if (from == nullptr || from->contains(loop.getHeader()) || loop.contains(from->getHeader()) ||
+                            !tree_.dominates(from->getHeader(), loop.getHeader()))
+                            continue;
+                        sub.d.insert(*c);
+                    }
+                    if (sub.d.empty()) continue;
+                    flush_place(p, e.len, false, inst, sub, nullptr, false);
+                    for (const auto& [loc, c] : sub.d)
+                        if (c.value != dur::write) {
+                            s.d[loc] = c;
+                            changed = true;
+                        }
+                }
+        return changed;
     }
 
     // The accessors known so far (place.hpp's passthrough), from the callees' summaries.
@@ -785,6 +836,8 @@ private:
     bool root_;
     const summaries& known_;
     summary* collect_;                                // a summary run: where it goes
+    llvm::DominatorTree tree_;                        // for the loops (exit_write_backs)
+    llvm::LoopInfo loops_;
     std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable / log fields
     std::set<location> logs_;                          // lines a log word's stores armed
     std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
