@@ -106,7 +106,7 @@ public:
         return outs;
     }
 
-    // Hint flags (link-free's insert_flushed / delete_flushed, [LF] L162): a branch on a
+    // Hint flags (link-free's insert_flushed / delete_flushed): a branch on a
     // flag read against zero whose "set" edge skips the write-back and the fence. The edge
     // counts as fenced (state::fenced, so the summary fences on every path) when every
     // store of a non-zero value to the flag in this function comes after a fence on every
@@ -189,14 +189,13 @@ public:
     }
 
     // A function that returns by value a one-pointer wrapper a constructor filled from its
-    // arguments: (1) bound to a FERRITE_FLOW_SKIP field of one (`std::atomic_ref(next)`,
-    // returned by link-free's a_next()): a getter of a volatile field (place.hpp's
-    // passthrough, skip); (2) holding the pointer read from an argument's field (an iterator
-    // of `v._M_start`: std::vector's begin()): a getter of that pointer field (passthrough
-    // with load). (1) only for volatile fields: followed for every field, the wrappers of
-    // link-free's validity bits made v2's store visible, and flush_insert's fence, skipped
-    // when its hint flag says another thread fenced, is not on every path (a false report at
-    // each make_valid()). After run().
+    // arguments: (1) bound to a field of one (`std::atomic_ref(v2)`, returned by link-free's
+    // a_v2()): a getter of that field (place.hpp's passthrough; skip when the field is
+    // FERRITE_FLOW_SKIP, a_next()); (2) holding the pointer read from an argument's field (an
+    // iterator of `v._M_start`: std::vector's begin()): a getter of that pointer field
+    // (passthrough with load). (1) was for volatile fields only until flush_insert's fence,
+    // skipped when its hint flag is set, counted as on every path (find_hints): make_valid()'s
+    // v2 store, now seen, was reported at each call. After run().
     std::optional<passthrough> bound_return() const {
         if (!fn_.getReturnType()->isPointerTy()) return std::nullopt;
         std::optional<passthrough> out;

@@ -1,4 +1,4 @@
-// A write-back-once helper (link-free's flush_insert, [LF] L162) whose hint flag is set
+// A write-back-once helper (link-free's flush_insert) whose hint flag is set
 // before its fence: a thread that finds the flag set and returns early has no fence of its
 // own, and the thread that set it may not have fenced yet. The valid byte is stored through
 // an std::atomic_ref a getter returns by value (a persistent field, not FERRITE_FLOW_SKIP).
