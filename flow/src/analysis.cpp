@@ -13,6 +13,9 @@
 #include <utility>
 
 #include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -61,7 +64,13 @@ std::int64_t floor_line(std::int64_t offset) {
 class analysis {
 public:
     analysis(const llvm::Function& fn, bool root, const summaries& known, summary* collect)
-        : fn_(fn), root_(root), known_(known), collect_(collect), layout_(fn.getParent()->getDataLayout()) {
+        : fn_(fn),
+          root_(root),
+          known_(known),
+          collect_(collect),
+          tree_(const_cast<llvm::Function&>(fn)),
+          loops_(tree_),
+          layout_(fn.getParent()->getDataLayout()) {
         unsigned n = 0;
         for (const auto& bb : fn)
             for (const auto& inst : bb) order_[&inst] = n++;
@@ -69,6 +78,15 @@ public:
 
     void run(std::vector<report>& out) {
         llvm::ReversePostOrderTraversal<const llvm::Function*> rpo(&fn_);
+        std::map<const llvm::BasicBlock*, state> outs = fixpoint(rpo);
+        if (find_hints(outs)) outs = fixpoint(rpo);  // again, with the hint edges fenced
+        for (const llvm::BasicBlock* bb : rpo) {
+            state s = in_state(bb, outs);
+            for (const auto& inst : *bb) transfer(inst, s, &out);
+        }
+    }
+
+    std::map<const llvm::BasicBlock*, state> fixpoint(llvm::ReversePostOrderTraversal<const llvm::Function*>& rpo) {
         std::map<const llvm::BasicBlock*, state> outs;
         bool changed = true;
         // Finite lattices and monotone transfers reach the fixpoint; the cap only guards
@@ -85,21 +103,99 @@ public:
                 }
             }
         }
-        for (const llvm::BasicBlock* bb : rpo) {
-            state s = in_state(bb, outs);
-            for (const auto& inst : *bb) transfer(inst, s, &out);
+        return outs;
+    }
+
+    // Hint flags (link-free's insert_flushed / delete_flushed): a branch on a
+    // flag read against zero whose "set" edge skips the write-back and the fence. The edge
+    // counts as fenced (state::fenced, so the summary fences on every path) when every
+    // store of a non-zero value to the flag in this function comes after a fence on every
+    // path (the first fixpoint's states say so) and no other value but zero is stored to
+    // it: a set flag then means a thread fenced the state it stands for. The flag is the
+    // (object, offset) read, or what a std::atomic_ref on the stack is bound to (bound_).
+    // True if an edge was found (run() then iterates again).
+    bool find_hints(const std::map<const llvm::BasicBlock*, state>& outs) {
+        std::map<location, std::vector<std::pair<const llvm::BasicBlock*, const llvm::BasicBlock*>>> candidates;
+        for (const auto& bb : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
+            if (br == nullptr || !br->isConditional()) continue;
+            const llvm::Value* read = br->getCondition();
+            unsigned set_edge = 0;  // the successor taken when the flag is non-zero
+            if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(read)) {
+                if (!cmp->isEquality()) continue;
+                const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
+                if (zero == nullptr || !zero->isZero()) continue;
+                read = cmp->getOperand(0);
+                set_edge = cmp->getPredicate() == llvm::CmpInst::ICMP_NE ? 0 : 1;
+            }
+            while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(read)) read = cast->getOperand(0);
+            const auto flag = flag_read(*read);
+            if (flag) candidates[*flag].push_back({&bb, br->getSuccessor(set_edge)});
         }
+        if (candidates.empty()) return false;
+        std::map<location, bool> valid;  // flag -> every set store fenced (and at least one)
+        for (const auto& bb : fn_) {
+            auto it = outs.find(&bb);
+            if (it == outs.end()) continue;
+            state s = in_state(&bb, outs);
+            for (const auto& inst : bb) {
+                if (const auto st = flag_store(inst); st && candidates.count(st->first) != 0) {
+                    const auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(st->second);
+                    if (c == nullptr || !c->isZero()) {
+                        auto [v, inserted] = valid.try_emplace(st->first, true);
+                        v->second = v->second && c != nullptr && s.fenced;
+                    }
+                }
+                transfer(inst, s, nullptr);
+            }
+        }
+        for (const auto& [flag, edges] : candidates)
+            if (auto v = valid.find(flag); v != valid.end() && v->second)
+                for (const auto& e : edges) hints_.insert(e);
+        return !hints_.empty();
+    }
+
+    // The flag a value reads: a load's (object, offset), or the field a stack atomic_ref
+    // passed to its load() is bound to.
+    std::optional<location> flag_read(const llvm::Value& read) {
+        if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&read)) return flag_at(load->getPointerOperand());
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&read))
+            if (method_named(*call, "::load(")) return flag_at(call->getArgOperand(0), true);
+        return std::nullopt;
+    }
+    // A store's (flag, value stored): a store instruction, or an atomic_ref's store().
+    std::optional<std::pair<location, const llvm::Value*>> flag_store(const llvm::Instruction& inst) {
+        if (const auto* st = llvm::dyn_cast<llvm::StoreInst>(&inst))
+            if (const auto at = flag_at(st->getPointerOperand())) return std::make_pair(*at, st->getValueOperand());
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+            if (method_named(*call, "::store(") && call->arg_size() >= 2)
+                if (const auto at = flag_at(call->getArgOperand(0), true)) return std::make_pair(*at, call->getArgOperand(1));
+        return std::nullopt;
+    }
+    static bool method_named(const llvm::CallBase& call, const char* name) {
+        const llvm::Function* callee = call.getCalledFunction();
+        return callee != nullptr && call.arg_size() >= 1 && llvm::demangle(callee->getName().str()).find(name) != std::string::npos;
+    }
+    std::optional<location> flag_at(const llvm::Value* address, bool wrapper = false) {
+        place p = locate(address);
+        if (wrapper) {  // the atomic_ref's own pointer: what it is bound to
+            if (!p.stack || !p.offset) return std::nullopt;
+            auto b = bound_.find({p.object, *p.offset});
+            if (b == bound_.end()) return std::nullopt;
+            p = b->second;
+        }
+        if (p.object == nullptr || !p.offset || p.stack) return std::nullopt;
+        return location{p.object, *p.offset};
     }
 
     // A function that returns by value a one-pointer wrapper a constructor filled from its
-    // arguments: (1) bound to a FERRITE_FLOW_SKIP field of one (`std::atomic_ref(next)`,
-    // returned by link-free's a_next()): a getter of a volatile field (place.hpp's
-    // passthrough, skip); (2) holding the pointer read from an argument's field (an iterator
-    // of `v._M_start`: std::vector's begin()): a getter of that pointer field (passthrough
-    // with load). (1) only for volatile fields: followed for every field, the wrappers of
-    // link-free's validity bits made v2's store visible, and flush_insert's fence, skipped
-    // when its hint flag says another thread fenced, is not on every path (a false report at
-    // each make_valid()). After run().
+    // arguments: (1) bound to a field of one (`std::atomic_ref(v2)`, returned by link-free's
+    // a_v2()): a getter of that field (place.hpp's passthrough; skip when the field is
+    // FERRITE_FLOW_SKIP, a_next()); (2) holding the pointer read from an argument's field (an
+    // iterator of `v._M_start`: std::vector's begin()): a getter of that pointer field
+    // (passthrough with load). (1) was for volatile fields only until flush_insert's fence,
+    // skipped when its hint flag is set, counted as on every path (find_hints): make_valid()'s
+    // v2 store, now seen, was reported at each call. After run().
     std::optional<passthrough> bound_return() const {
         if (!fn_.getReturnType()->isPointerTy()) return std::nullopt;
         std::optional<passthrough> out;
@@ -113,7 +209,7 @@ public:
             auto b = bound_.find({at.object, *at.offset});
             if (b == bound_.end()) return std::nullopt;
             passthrough here{0, b->second.offset, std::nullopt, b->second.skip};
-            if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr && b->second.skip) {
+            if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr) {
                 here.arg = a->getArgNo();
             } else if (const auto held = path_of(b->second.object); held && held->field) {
                 here.arg = held->arg;  // begin(): the iterator holds the vector's _M_start
@@ -134,13 +230,24 @@ public:
 private:
     // Join of the predecessors' out-states: the meet for durability (lowest value; equal
     // values keep the earlier origin), the must-join for double flush (analysis.hpp).
-    state in_state(const llvm::BasicBlock* bb, const std::map<const llvm::BasicBlock*, state>& outs) const {
+    state in_state(const llvm::BasicBlock* bb, const std::map<const llvm::BasicBlock*, state>& outs) {
         state in;
         bool first = true;
         for (const llvm::BasicBlock* pred : llvm::predecessors(bb)) {
             auto it = outs.find(pred);
             if (it == outs.end()) continue;  // not reached yet: the bottom of the join
-            const state& p = it->second;
+            state edge;  // the out-state as this edge changes it
+            const state* pp = &it->second;
+            if (hints_.count({pred, bb}) != 0) {  // a set hint flag: as if fenced (find_hints)
+                edge = it->second;
+                edge.fenced = true;
+                pp = &edge;
+            }
+            if (const llvm::Loop* loop = loops_.getLoopFor(pred); loop != nullptr && !loop->contains(bb)) {
+                if (pp != &edge) edge = it->second;
+                if (exit_write_backs(*loop, edge)) pp = &edge;
+            }
+            const state& p = *pp;
             if (first) {
                 in = p;
                 first = false;
@@ -166,6 +273,45 @@ private:
             }
         }
         return in;
+    }
+
+    // Loop correlation (issue 22's fifth round): on a loop's exit edge, the write-backs in
+    // its body (guarded or not) also cover the stores still at Write that an earlier,
+    // disjoint loop made (its outermost loop not around this one, whose header dominates
+    // this one's: a collect loop nest, DFC's [t][s]): "write back each item an
+    // earlier loop collected" (DFC's phase, the undo log). The path that leaves the
+    // write-back loop without running its body is feasible only when the earlier loop had
+    // nothing to store, which the meet cannot tell. Stores outside a loop, or in the
+    // write-back loop itself, keep the ordinary meet. True if a cell changed.
+    bool exit_write_backs(const llvm::Loop& loop, state& s) {
+        bool changed = false;
+        for (const llvm::BasicBlock* body : loop.blocks())
+            for (const auto& inst : *body)
+                for (const event& e : events_of(inst)) {
+                    if (e.ptr == nullptr || (e.kind != event_kind::flush && e.kind != event_kind::persist)) continue;
+                    const place p = locate(e.ptr);
+                    if (p.stack || p.object == nullptr) continue;
+                    state sub;  // the object's cells an earlier loop stored
+                    for (auto c = s.d.lower_bound({p.object, INT64_MIN}); c != s.d.end() && c->first.first == p.object; ++c) {
+                        if (c->second.value != dur::write) continue;
+                        const llvm::Loop* from = loops_.getLoopFor(c->second.origin->getParent());
+                        while (from != nullptr && from->getParentLoop() != nullptr &&
+                               !from->getParentLoop()->contains(loop.getHeader()))
+                            from = from->getParentLoop();  // the outermost loop of the store not around this one
+                        if (from == nullptr || from->contains(loop.getHeader()) || loop.contains(from->getHeader()) ||
+                            !tree_.dominates(from->getHeader(), loop.getHeader()))
+                            continue;
+                        sub.d.insert(*c);
+                    }
+                    if (sub.d.empty()) continue;
+                    flush_place(p, e.len, false, inst, sub, nullptr, false);
+                    for (const auto& [loc, c] : sub.d)
+                        if (c.value != dur::write) {
+                            s.d[loc] = c;
+                            changed = true;
+                        }
+                }
+        return changed;
     }
 
     // The accessors known so far (place.hpp's passthrough), from the callees' summaries.
@@ -689,10 +835,13 @@ private:
     bool root_;
     const summaries& known_;
     summary* collect_;                                // a summary run: where it goes
+    llvm::DominatorTree tree_;                        // for the loops (exit_write_backs)
+    llvm::LoopInfo loops_;
     std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable / log fields
     std::set<location> logs_;                          // lines a log word's stores armed
     std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
     std::set<location> marked_;                        // FERRITE_FLOW_SENTINEL_AT's words
+    std::set<std::pair<const llvm::BasicBlock*, const llvm::BasicBlock*>> hints_;  // find_hints' edges
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };

@@ -29,7 +29,12 @@
 // root; ferrite-flow also reports at each publishing store, where the fix goes; (3)
 // inter-procedural through context-insensitive summaries (summary.hpp); a call to a
 // function without a body in the module (another file, a library) other than the
-// primitives events.hpp knows is assumed to neither write, write back nor fence.
+// primitives events.hpp knows is assumed to neither write, write back nor fence; (4) two
+// path correlations: a hint flag's "set" edge counts as fenced when every non-zero store to
+// the flag follows a fence (link-free's flush_insert), and a loop's exit edge applies its
+// body's write-backs to the stores an earlier loop nest left at Write (a collect loop, then
+// a write-back loop over what it collected: the zero-trip path of the second is feasible
+// only when the first stored nothing).
 //
 // Assumes: in an analysis root (FERRITE_FLOW_ROOT) every store through memory other than
 // the function's stack and globals is persistent; elsewhere only fields marked

@@ -56,7 +56,8 @@ struct summary {
         bool written_back;                 // Flush (true) or Write (false) at the return
     };  // (a sentinel or durable field's store is the callee's own: not handed on)
     std::vector<range> flushes;
-    bool fences = false;  // a fence on every path, after the write-backs above
+    bool fences = false;  // a fence on every path, after the write-backs above (a set hint flag's
+                          // early return counts: analysis.cpp's find_hints)
     std::vector<pending> pendings;
     // Stores to a sentinel through an argument (arg.field, at a line), in the order the
     // function makes them: a caller checks the pair pattern at the call, against its own
