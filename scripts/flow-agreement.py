@@ -45,8 +45,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REMOVED = "static_cast<void>(0)"
 PRIMITIVES = {"pwb", "pwb_range", "pwb_range_pair", "pfence", "psync", "nt_store", "nt_memcpy", "nt_copy_lines"}
 # Helpers that pass their caller's location on to a pwb (the site is the caller's): the
-# mutant keeps the helper's fence and drops its write-back (linkfree_node.hpp).
-FORWARDING = {"flush_insert": "ferrite::pmem::pfence()", "flush_delete": "ferrite::pmem::pfence()"}
+# mutant keeps the rest of the helper inline, its fence and (flush_delete) its declaration of
+# the mark stored elsewhere (FERRITE_FLOW_STORED_ELSEWHERE of the node, OBJ), and drops its
+# write-back (linkfree_node.hpp).
+FORWARDING = {"flush_insert": "ferrite::pmem::pfence()",
+              "flush_delete": "(FERRITE_FLOW_STORED_ELSEWHERE(OBJ, sizeof *(OBJ)), ferrite::pmem::pfence())"}
 
 
 def crashtest(cli, target, crashes):
@@ -185,11 +188,16 @@ def remove_site(source, line, column):
     name = source[start:at].split("::")[-1]
     if name not in PRIMITIVES and name not in FORWARDING:
         raise ValueError(f"the call at {line}:{column} is {name}(), not a persistence primitive")
+    obj = "this"
     if name in FORWARDING:  # the object expression goes too: `curr->flush_insert()`
         while source[start - 2:start] == "->" or source[start - 1:start] == ".":
-            start -= 2 if source[start - 2:start] == "->" else 1
+            arrow = source[start - 2:start] == "->"
+            member_at = start
+            start -= 2 if arrow else 1
             while start > 0 and (source[start - 1].isalnum() or source[start - 1] in "_"):
                 start -= 1
+            obj = source[start:member_at - (2 if arrow else 1)]
+            obj = obj if arrow else f"&{obj}"
     depth, end = 0, at
     while True:
         ch = source[end]
@@ -200,7 +208,7 @@ def remove_site(source, line, column):
         end += 1
     args = split_args(source[at + 1:end])
     if name in FORWARDING:
-        repl = FORWARDING[name]
+        repl = FORWARDING[name].replace("OBJ", obj)
     elif name == "nt_store":
         repl = f"static_cast<void>(*({args[0]}) = ({args[1]}))"
     elif name in ("nt_memcpy", "nt_copy_lines"):

@@ -678,6 +678,32 @@ private:
         }
     }
 
+    // FERRITE_FLOW_STORED_ELSEWHERE(p, n): stores another call made to the n bytes at p, now
+    // this function's to make durable (a write-back-only function). They are put at Write, as
+    // a store here would be, in every function (not only roots: the declaration says they are
+    // persistent), with the declaration as their origin; no publication, pair or log check
+    // (no value is stored here), and the double-flush lattice sees the lines dirty.
+    void stored_elsewhere(const llvm::CallBase& call, state& s) {
+        const place p = locate(call.getArgOperand(0));
+        if (p.stack || p.object == nullptr) return;
+        std::optional<std::uint64_t> len;
+        if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(1))) len = c->getZExtValue();
+        elsewhere_.insert(&call);
+        if (const auto span = lines(p, len)) {
+            for (std::int64_t l = span->first; l <= span->second; ++l) {
+                s.d[{p.object, l}] = {dur::write, &call};
+                s.f[{p.object, l}] = {dfl::write, &call};
+            }
+            return;
+        }
+        if (const auto keys = element_lines(p, len))
+            for (std::int64_t k = keys->first; k <= keys->second; ++k) s.d[{p.object, k}] = {dur::write, &call};
+        else
+            s.d[{p.object, unknown_line}] = {dur::write, &call};
+        for (auto it = s.f.lower_bound({p.object, INT64_MIN}); it != s.f.end() && it->first.first == p.object; ++it)
+            it->second = {dfl::write, &call};
+    }
+
     static void fence(state& s) {
         for (auto& [loc, c] : s.d)
             if (c.value == dur::flush) c.value = dur::fence;
@@ -786,6 +812,15 @@ private:
             // A helper (not a root) that writes a sentinel back and leaves the fence to its
             // caller (persistent_vector_core::write_state): the caller's summary applies it.
             if (!root_ && c.value == dur::flush && path_of(loc.first)) continue;
+            if (elsewhere_.count(c.origin) != 0) {
+                out.push_back({pattern::durability, c.origin,
+                               c.value == dur::write
+                                   ? std::string("stores made elsewhere (FERRITE_FLOW_STORED_ELSEWHERE) are not written "
+                                                 "back before the function returns")
+                                   : std::string("stores made elsewhere (FERRITE_FLOW_STORED_ELSEWHERE) are written back "
+                                                 "but not fenced before the function returns")});
+                continue;
+            }
             out.push_back({pattern::durability, c.origin,
                            c.value == dur::write
                                ? std::string("store to persistent memory is not written back before the function returns")
@@ -805,6 +840,12 @@ private:
                 const place p = place_of(call->getArgOperand(0), layout_, through(), canonical_);
                 if (!p.stack && p.object != nullptr)
                     marked_.insert({p.object, p.offset ? floor_line(*p.offset) : unknown_line});
+                return;
+            }
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+            if (const auto* callee = call->getCalledFunction();
+                callee != nullptr && callee->getName() == "ferrite_flow_stored_elsewhere" && call->arg_size() == 2) {
+                stored_elsewhere(*call, s);
                 return;
             }
         const std::vector<event> events = events_of(inst);
@@ -838,6 +879,7 @@ private:
     llvm::DominatorTree tree_;                        // for the loops (exit_write_backs)
     llvm::LoopInfo loops_;
     std::set<const llvm::Instruction*> annotated_;    // stores to sentinel / durable / log fields
+    std::set<const llvm::Instruction*> elsewhere_;    // FERRITE_FLOW_STORED_ELSEWHERE's declarations
     std::set<location> logs_;                          // lines a log word's stores armed
     std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
     std::set<location> marked_;                        // FERRITE_FLOW_SENTINEL_AT's words

@@ -207,6 +207,7 @@ FERRITE_FLOW_ROOT void epoch_log::seal(unsigned t) noexcept {
     // written back once, not once per record.
     if (used_[t] > sealed_[t]) {
         std::byte* log = log_of(t);
+        FERRITE_FLOW_STORED_ELSEWHERE(log + sealed_[t], used_[t] + 8 - sealed_[t]);  // append()'s records
         pmem::pwb_range(log + sealed_[t], used_[t] + 8 - sealed_[t]);
         sealed_[t] = used_[t];
     }

@@ -23,6 +23,12 @@
 //                          anchor reached through a parameter, which cannot carry a field
 //                          annotation); its stores are checked as a sentinel field's, in this
 //                          function and, through its summary, at every call of it.
+//   FERRITE_FLOW_STORED_ELSEWHERE(p, n)  a statement: the n bytes at p hold stores another
+//                          call (or thread) made and left for this function to make durable
+//                          (a write-back-only function: a log's seal, link-free's
+//                          flush_delete). The analysis counts them as stored here, so the
+//                          write-back and fence that follow must cover them by the return
+//                          (or, in a helper, be handed to its callers as pending stores).
 //   FERRITE_FLOW_SKIP      on a field: volatile (its stores are not tracked), and so are the
 //                          elements a getter of it returns (a std::vector's operator[]); a
 //                          pointer loaded from it may still point into the pool. On a
@@ -38,6 +44,8 @@
 // A declaration only: the driver compiles to IR and never links.
 extern "C" void ferrite_flow_sentinel_at(const volatile void*) noexcept;
 #define FERRITE_FLOW_SENTINEL_AT(p) ::ferrite_flow_sentinel_at(p)
+extern "C" void ferrite_flow_stored_elsewhere(const volatile void*, unsigned long) noexcept;
+#define FERRITE_FLOW_STORED_ELSEWHERE(p, n) ::ferrite_flow_stored_elsewhere((p), (n))
 #else
 #define FERRITE_FLOW_ROOT
 #define FERRITE_FLOW_SENTINEL
@@ -45,4 +53,5 @@ extern "C" void ferrite_flow_sentinel_at(const volatile void*) noexcept;
 #define FERRITE_FLOW_SKIP
 #define FERRITE_FLOW_LOG
 #define FERRITE_FLOW_SENTINEL_AT(p) static_cast<void>(0)
+#define FERRITE_FLOW_STORED_ELSEWHERE(p, n) static_cast<void>(0)
 #endif

@@ -124,6 +124,7 @@ struct alignas(node_size) linkfree_node {
     FERRITE_FLOW_ROOT void flush_delete(const pmem::site& where = pmem::site::current()) noexcept {
         std::atomic_ref<std::uint8_t> flag(delete_flushed);
         if (flag.load(std::memory_order_acquire) != 0) return;
+        FERRITE_FLOW_STORED_ELSEWHERE(this, sizeof *this);  // the mark, stored by remove (any thread)
         pmem::pwb(this, where);
         pmem::pfence();
         flag.store(1, std::memory_order_release);
