@@ -34,7 +34,10 @@
 // the flag follows a fence (link-free's flush_insert), and a loop's exit edge applies its
 // body's write-backs to the stores an earlier loop nest left at Write (a collect loop, then
 // a write-back loop over what it collected: the zero-trip path of the second is feasible
-// only when the first stored nothing).
+// only when the first stored nothing); (5) FERRITE_FLOW_STORED_ELSEWHERE(p, n) puts the
+// lines at p at Write, as a store would, in any function: a write-back-only function (a
+// log's seal, link-free's flush_delete) declares the stores other calls left for it to make
+// durable, which no one-function analysis sees (no publication, pair or log check there).
 //
 // Assumes: in an analysis root (FERRITE_FLOW_ROOT) every store through memory other than
 // the function's stack and globals is persistent; elsewhere only fields marked
