@@ -30,6 +30,20 @@
 namespace ferrite::flow {
 namespace {
 
+// One return's passthrough joined into those of the returns before it (`out`, empty before
+// the first): the same argument and loaded field or no passthrough at all (false); a SKIP
+// address only if every return is one; the offset kept only where every return agrees.
+bool join_returns(std::optional<passthrough>& out, const passthrough& here) {
+    if (!out) {
+        out = here;
+        return true;
+    }
+    if (out->arg != here.arg || out->load != here.load) return false;
+    out->skip = out->skip && here.skip;
+    if (out->offset != here.offset) out->offset.reset();
+    return true;
+}
+
 // Lattice values; a location absent from a map is Unknown (the top).
 enum class dur : std::uint8_t { write, flush, fence };   // durability / pair
 enum class dfl : std::uint8_t { flush, write };          // double flush
@@ -217,12 +231,7 @@ public:
             } else {
                 return std::nullopt;
             }
-            if (!out)
-                out = here;
-            else if (out->arg != here.arg || out->load != here.load)
-                return std::nullopt;
-            out->skip = out->skip && here.skip;
-            if (out->offset != here.offset) out->offset.reset();
+            if (!join_returns(out, here)) return std::nullopt;
         }
         return out;
     }
@@ -931,12 +940,7 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
         } else {
             return std::nullopt;
         }
-        if (!out)
-            out = here;
-        else if (out->arg != here.arg || out->load != here.load)
-            return std::nullopt;
-        out->skip = out->skip && here.skip;
-        if (out->offset != here.offset) out->offset.reset();
+        if (!join_returns(out, here)) return std::nullopt;
     }
     return out;
 }
