@@ -118,14 +118,23 @@ public:
     using slot_type = combining::slot<request, response>;
 
     dpfc_core(void* region, dpfc_options o, Trace t)
-        : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)) {}
+        : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)),
+          deferred_(r_.state[r_.newest()].redo) {}  // after open's recovery: 0
 
     FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         using s = combining::dfc_status;
         pushes_.clear();
         pops_.clear();
-        for (auto* op : batch) (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
-        const auto st = r_.state[r_.newest()];  // while running, the newest record is the state
+        // The lines this pass stores to were written back one or two passes ago (the
+        // record) or in the thread's last pass (its result): ask for them now, so their
+        // misses overlap the pairing below instead of stalling the write-back loop.
+        const auto cur = r_.newest();  // while running, the newest record is the state
+        __builtin_prefetch(&r_.state[1 - cur], 1);
+        for (auto* op : batch) {
+            __builtin_prefetch(&r_.results[op->request.tid], 1);
+            (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
+        }
+        const auto st = r_.state[cur];
         const auto epoch = st.epoch + 1;
         const auto cap = r_.header->capacity;
         std::size_t paired = 0;
@@ -169,23 +178,46 @@ public:
             e.epoch = epoch;
             pmem::pwb(&e);
         }
-        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at cap.
+        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at
+        // cap, stored through the cache; their lines are written back here only if they do
+        // not ride in this pass's record (deferred write-back, as the vector core's).
         const auto kept_from = std::max(st.size, lo);
         const auto kept = hi > kept_from ? hi - kept_from : 0;
         for (std::uint64_t p = kept_from; p < hi;) {
             const auto slot = (st.head + p) % cap;
             const auto run = std::min(hi - p, cap - slot);
             std::memcpy(&r_.elements[slot], &values_[p - st.size], run * 8);
-            pmem::pwb_range(&r_.elements[slot], run * 8);
             p += run;
         }
+        // The previous pass's deferred pushes, positions [st.size - deferred_, st.size): those
+        // this pass keeps ([from, to)) are written back now and repeated in this pass's
+        // record, which holds everything from `from` up (this pass's record may count as
+        // the state before its pfence completes: committed_index), so the record after it
+        // need not hold them.
+        const auto from = std::max(st.size - std::min(deferred_, st.size), lo);
+        const auto to = std::min(st.size, hi);
+        const auto redo = hi > from ? hi - from : 0;
         const auto head = (st.head + lo) % cap;
-        const auto cur = r_.newest();
-        if (kept <= dpfc_redo_room && opts_.one_fence) {  // PP: the pass, with one pfence
-            dpfc_commit(r_, cur, epoch, head, hi - lo, values_.data() + (kept_from - st.size), kept, batch.size());
+        if (redo <= dpfc_redo_room && opts_.one_fence) {  // PP: the pass, with one pfence
+            for (std::uint64_t p = from; p < to;) {
+                const auto slot = (st.head + p) % cap;
+                const auto run = std::min(to - p, cap - slot);
+                pmem::pwb_range(&r_.elements[slot], run * 8);
+                p += run;
+            }
+            for (std::uint64_t p = from; p < hi; ++p) redo_[p - from] = value_at(p);
+            dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, batch.size());
+            deferred_ = kept;
         } else {
-            if (kept > 0) pmem::pfence();  // PP: the values are durable before a record names them
+            for (std::uint64_t p = from; p < hi;) {  // the deferred ones kept and this pass's
+                const auto slot = (st.head + p) % cap;
+                const auto run = std::min(hi - p, cap - slot);
+                pmem::pwb_range(&r_.elements[slot], run * 8);
+                p += run;
+            }
+            if (redo > 0) pmem::pfence();  // PP: the values are durable before a record names them
             dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, batch.size());
+            deferred_ = 0;
         }
         trace_.pass_done();
     }
@@ -204,6 +236,8 @@ private:
     FERRITE_FLOW_SKIP Trace trace_;
     FERRITE_FLOW_SKIP std::vector<slot_type*> pushes_, pops_;  // combiner's scratch
     FERRITE_FLOW_SKIP std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
+    FERRITE_FLOW_SKIP std::uint64_t deferred_ = 0;  // the state's top elements whose lines are not written back yet (DRAM only)
+    FERRITE_FLOW_SKIP std::uint64_t redo_[dpfc_redo_room] = {};  // combiner's scratch: the record's redo values
 };
 
 }  // namespace containers

@@ -70,13 +70,21 @@ TEST(DpfcStack, OnePfencePerPassResultsIncluded) {
     auto before = pmem::thread_counters();
     s.push(0, 5);
     auto d = pmem::thread_counters() - before;
-    EXPECT_EQ(d.pfences, 1u) << "value, result record and state record under one fence";
-    EXPECT_EQ(d.pwb_lines, 3u);
+    EXPECT_EQ(d.pfences, 1u) << "result record and state record (the value in its redo) under one fence";
+    EXPECT_EQ(d.pwb_lines, 2u) << "the value's line is deferred to the next pass that keeps it";
     before = pmem::thread_counters();
     EXPECT_EQ(s.pop(0), 5u);
     d = pmem::thread_counters() - before;
     EXPECT_EQ(d.pfences, 1u);
-    EXPECT_EQ(d.pwb_lines, 2u) << "result record and state record";
+    EXPECT_EQ(d.pwb_lines, 2u) << "result record and state record: the popped value is never written back";
+    s.push(0, 6);
+    before = pmem::thread_counters();
+    s.push(0, 7);
+    d = pmem::thread_counters() - before;
+    EXPECT_EQ(d.pwb_lines, 3u) << "the previous pass's value (kept) is written back by this pass";
+    EXPECT_EQ(f.r().committed().redo, 2u) << "and repeated in this pass's record";
+    s.push(0, 8);
+    EXPECT_EQ(f.r().committed().redo, 2u) << "a value written back by an earlier, fenced pass is not repeated";
     auto two = fixture(1);
     auto t = two.create({.elimination = true, .one_fence = false});
     before = pmem::thread_counters();
@@ -177,8 +185,9 @@ TEST(DpfcStack, RecoveryCopiesRedoValuesIntoTheArray) {
         s.push(0, 42);
     }
     auto r = f.r();
-    ASSERT_EQ(r.committed().redo, 1u);
-    r.elements[1] = 0xdead;  // the element's store lost, its record durable
+    ASSERT_EQ(r.committed().redo, 2u) << "42, and 41, deferred by the pass before";
+    r.elements[0] = 0xdead;  // the elements' stores lost, their record durable
+    r.elements[1] = 0xbeef;
     auto s = f.open();
     EXPECT_EQ(s.unsynchronized_contents(), (std::vector<u64>{42, 41}));
     EXPECT_EQ(f.r().committed().redo, 0u) << "recovery commits the state again without redo";
@@ -296,8 +305,9 @@ TEST(DpfcQueue, RecoveryCopiesRedoValuesAcrossTheWrap) {
         q.enqueue(0, 11);  // slot 0: wrapped
     }
     auto r = c::dpfc_region::at(buf.data(), 1);
-    ASSERT_EQ(r.committed().redo, 1u);
-    r.elements[0] = 0xdead;  // the wrapped element's store lost, its record durable
+    ASSERT_EQ(r.committed().redo, 2u) << "11, and 10, deferred by the pass before";
+    r.elements[3] = 0xbeef;  // both elements' stores lost, across the wrap; their record durable
+    r.elements[0] = 0xdead;
     auto q = que::open(buf.data(), buf.size());
     EXPECT_EQ(q.unsynchronized_contents(), (std::vector<u64>{10, 11}));
 }
