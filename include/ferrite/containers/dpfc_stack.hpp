@@ -20,13 +20,28 @@
 //
 // Pass (combine), the stack's: pushes and pops of the batch are paired (each pair: push -> ack, pop -> the
 // pushed value; the elements are untouched); the surplus pushes store their values above
-// the size (stores + pwb; past the capacity: `full`, no effect), the surplus pops answer the
-// top elements (or `empty`); every operation's result record gets its response, then,
-// stored last in its line, the pass's epoch (state epoch + 1), pwb; the state record that is
-// not the state gets {new size, redo = the surplus pushes' values if at most 5}, epoch last,
-// pwb; pfence (PP). More than 5 surplus pushes: a pfence between the values and the record
-// (two). LP: each response, in the order the trace records (pairs first, push then pop;
+// the size (plain stores, no pwb: deferred, below; past the capacity: `full`, no effect), the
+// surplus pops answer the top elements (or `empty`); every operation's result record gets
+// its response, then, stored last in its line, the pass's epoch (state epoch + 1), pwb; the
+// previous pass's deferred values that this pass keeps get a pwb of their lines; the state
+// record that is not the state gets {new size, redo = the kept deferred values and this
+// pass's kept pushes, if at most 4}, epoch last, pwb; pfence (PP). More than 4: every one of
+// those lines is written back and a pfence orders them before a record without redo (two
+// fences). LP: each response, in the order the trace records (pairs first, push then pop;
 // then the surplus in batch order).
+//
+// Deferred write-back (as the vector core's, persistent_vector_core.hpp): a pass writes
+// back none of its own pushes' lines; they ride in its record's redo. The next pass writes
+// back the lines of those it keeps AND repeats them in its own record's redo (that record
+// may count as the state after a crash before its pfence completed: committed_index accepts
+// a whole record whose results are all stamped, fence or not), so a third record need not
+// hold them: by then the second pass's pfence has made them durable. A push popped by the
+// next pass is never written back (1 thread push-pop: 2.0 pwb/op instead of 2.5). The core
+// keeps how many top elements are deferred in DRAM (deferred_); after open it is the state's
+// redo, which recovery has emptied. The pass also prefetches for write, at its start, the
+// result lines and the record line it will store to: each was written back one or two
+// passes before, and the store to such a line was the pass's hottest instruction (perf
+// annotate, docs/results.md).
 //
 // What differs from DFC: an operation that no combiner collected before a crash leaves no
 // trace at all; recover(tid) then reports the thread's previous operation (seq one less than
@@ -54,10 +69,14 @@
 // state + 2, beyond every stamp, no redo, served 0).
 // A thread whose previous result was overwritten by an uncommitted pass recovers seq k + 1,
 // not taken; one whose result never reached the media recovers seq k, taken, with the
-// response it returned (it returned only after its pass's pfence). Values: the surplus
-// pushes' values ride in the state record (up to 5; redo), so the array's copy need not be
-// durable before the record; recovery copies them in. Past 5, a pfence orders the values
-// before the record (two fences). Pops write nothing but their result and the record.
+// response it returned (it returned only after its pass's pfence). Values: every element
+// of a record's size whose array line may not be durable is in that record's redo (up to
+// 4): its own pass's kept pushes (never written back by it) and the previous pass's kept
+// pushes (written back by this pass, durable only after its pfence); older ones were made
+// durable by the previous pass's pfence, which completed before this pass began. So
+// whichever record recovery picks, the array copy need not be durable; recovery copies the
+// redo in. Past 4, a pfence orders the lines before a record without redo (two fences).
+// Pops write nothing but their result and the record.
 // Validation (dpfc_validate) runs before recovery writes anything.
 //
 // Exactly-once usage (as dfc_stack's):
