@@ -16,7 +16,8 @@
 namespace ferrite::checkpoint {
 namespace {
 
-constexpr std::uint64_t line = 64;
+constexpr std::uint64_t line = checkpointer::line_bytes;
+
 constexpr std::uint64_t arrived_mask = 0xffffffffull;
 constexpr std::uint64_t one_participant = std::uint64_t{1} << 32;
 constexpr std::uint64_t max_record_lines = (std::uint64_t{1} << 30) / line;  // 1 GiB records
@@ -204,7 +205,7 @@ void checkpointer::mark_slow(unsigned t, const void* p, std::size_t n) {
     // whose old bit says whether this thread set it. (A p below the image wraps to a line
     // past the last one and takes the general path, which rejects it.)
     const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
-    if (n - 1 < line && (at & (line - 1)) + n <= line && at / line < lines_) [[likely]] {
+    if (one_line_of(at, n)) [[likely]] {
         const std::uint64_t l = at / line, bit = std::uint64_t{1} << (l % 64);
         const auto w = bitmap_word(l / 64);
         if ((w.load(std::memory_order_relaxed) & bit) != 0) return;
