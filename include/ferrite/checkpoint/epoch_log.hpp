@@ -77,6 +77,9 @@ struct replay_stats {
 
 class epoch_log {
 public:
+    // Records in one block: one descriptor word each in the block's header line.
+    static constexpr unsigned block_records = 6;
+
     // Writes a fresh region (identity, epochs 0, empty logs, a zeroed image), durable on
     // return. `bytes` must be at least region_bytes(g); region 64-byte aligned.
     static epoch_log create(std::byte* region, std::uint64_t bytes, const log_geometry& g);
@@ -135,6 +138,17 @@ private:
     std::byte* image_;
     std::vector<std::uint64_t> used_ FERRITE_FLOW_SKIP;    // per thread: bytes of its log written since the last replay
     std::vector<std::uint64_t> sealed_ FERRITE_FLOW_SKIP;  // per thread: bytes of its log written back by seal()
+    // Per thread: the block being filled (count 0: none), its header written when it is full
+    // or at seal().
+    struct open_block {
+        std::uint64_t header_at = 0;  // its header line's offset in the log
+        std::uint64_t epoch = 0;
+        std::uint32_t count = 0;
+        std::uint64_t records[block_records] = {};
+        std::uint64_t lanes[4] = {};  // the checksum's states over the records' lines so far
+    };
+    std::vector<open_block> open_ FERRITE_FLOW_SKIP;
+    void close_block(unsigned t) noexcept;
 };
 
 }  // namespace ferrite::checkpoint
