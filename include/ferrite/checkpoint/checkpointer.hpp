@@ -11,7 +11,7 @@
 //   snapshot      each thread sorts the runs of lines it owns (below) and joins adjacent
 //                 ones, appends the image bytes of each run to its log as one record
 //                 (epoch_log::append), stores 0 to the bitmap words of its runs, then seals
-//                 (epoch_log::seal: a pwb per written log line, one pfence)
+//                 (epoch_log::seal: the log is written with NT stores, one pfence)
 //   barrier 2     the last to arrive commits the epoch (epoch_log::commit); in line
 //                 (replay_mode::in_line) it also applies it to the persistent image from the
 //                 volatile image over every participant's runs (epoch_log::apply,
