@@ -565,6 +565,12 @@ std::vector<point_result> run_bench(const bench_config& cfg) {
             for (std::size_t i = first; i < out.size(); ++i) {
                 out[i].baseline = out[first].structure;
                 out[i].vs_baseline = base > 0 ? out[i].ops_per_sec.median / base : 0;
+                // Repetition r of every structure ran back to back (ABBA order, above).
+                std::vector<double> pairs;
+                for (std::size_t r = 0; r < out[i].reps.size() && r < out[first].reps.size(); ++r)
+                    if (const double b = out[first].reps[r].ops_per_sec(); b > 0)
+                        pairs.push_back(out[i].reps[r].ops_per_sec() / b);
+                out[i].vs_baseline_paired = pairs.empty() ? 0 : summarize(pairs).median;
             }
         }
     }

@@ -20,7 +20,11 @@
 // ones (ABBA), so that a load that grows or falls over a run does not favour the one
 // listed first.
 // The first structure listed is the baseline: every point also carries its throughput ratio
-// to the baseline's at the same workload and thread count.
+// to the baseline's at the same workload and thread count (the ratio of the two medians), and
+// the median of its per-repetition ratios (repetition r over the baseline's repetition r,
+// which ran right before or after it): a slow phase of the machine that lands on one
+// repetition of one structure moves a median by a repetition, and that repetition's pair
+// ratio only.
 //
 // Latency is sampled: a worker times one operation in every `latency_every` on average
 // (steady_clock around the subject's run(), so drawing the operation is not in it) and
@@ -161,6 +165,7 @@ struct point_result {
     std::optional<unsigned> reads_percent;   // set-mix
     std::string baseline;         // name of the first structure
     double vs_baseline = 0;       // median ops/s / baseline's median ops/s (0 if it has none)
+    double vs_baseline_paired = 0;  // median over r of rep r's ops/s / the baseline's rep r's (0: none)
 };
 
 // Throws ferrite::usage_error if the configuration cannot run: nothing to run, a zero

@@ -112,6 +112,7 @@ nlohmann::ordered_json record_json(const point_result& p, const run_info& run) {
             {"batch_size", p.batch_size},
             {"baseline", p.baseline},
             {"vs_baseline", p.vs_baseline},
+            {"vs_baseline_paired", p.vs_baseline_paired},
             {"oversubscribed", oversubscribed(p, run.machine)},
             {"initial_size", p.initial_size},
             {"ablation", p.ablation},
@@ -159,7 +160,7 @@ const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> cols = {
         "structure", "workload", "threads", "reps", "ops", "ops_per_thread", "duration", "seconds",
         "ops_per_sec", "ops_per_sec_min", "ops_per_sec_max", "pwb_per_op", "pfence_per_op",
-        "nt_stores_per_op", "batch_size", "baseline", "vs_baseline", "oversubscribed",
+        "nt_stores_per_op", "batch_size", "baseline", "vs_baseline", "vs_baseline_paired", "oversubscribed",
         "initial_size", "ablation", "seed", "hardware_concurrency", "cpu", "backend",
         "latency_sample_every", "latency_samples", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
         "keys", "distribution", "reads_percent", "steady_latency_samples", "steady_latency_p50_ns",

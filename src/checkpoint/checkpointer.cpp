@@ -16,14 +16,18 @@
 namespace ferrite::checkpoint {
 namespace {
 
-constexpr std::uint64_t line = 64;
+constexpr std::uint64_t line = checkpointer::line_bytes;
+
 constexpr std::uint64_t arrived_mask = 0xffffffffull;
 constexpr std::uint64_t one_participant = std::uint64_t{1} << 32;
 constexpr std::uint64_t max_record_lines = (std::uint64_t{1} << 30) / line;  // 1 GiB records
-// A listed run's record takes its bytes plus a header and an end marker (record_bytes: 32
-// more); joining runs in the snapshot only lowers that. (A run over max_record_lines would
-// need one more header per 1 GiB: marking that much in one epoch exceeds any log first.)
-constexpr std::uint64_t record_overhead = 32;
+// A listed run's record takes its lines plus a sixth of a block's header line (a header
+// line describes up to epoch_log::block_records = 6 records): record_overhead bytes a run,
+// rounded up, and a thread's records in one epoch at most one more header line (the last,
+// partly filled block) and the end marker line: log_slack. Joining runs in the snapshot
+// only lowers that. (A run over max_record_lines is split: one more record per 1 GiB.)
+constexpr std::uint64_t record_overhead = (line + epoch_log::block_records - 1) / epoch_log::block_records;
+constexpr std::uint64_t log_slack = 2 * line;
 constexpr std::size_t prefetch_distance = 8;  // runs ahead
 void* const map_failed = MAP_FAILED;          // (a cast the warnings would flag where used)
 
@@ -195,7 +199,7 @@ void checkpointer::own_lines(thread_state& me, std::uint64_t first, std::uint64_
 }
 
 void checkpointer::request_if_log_half_full(const thread_state& me) noexcept {
-    if (me.log_need > log_.log_capacity() / 2) request();
+    if (me.log_need + log_slack > log_.log_capacity() / 2) request();
 }
 
 void checkpointer::mark_slow(unsigned t, const void* p, std::size_t n) {
@@ -204,7 +208,7 @@ void checkpointer::mark_slow(unsigned t, const void* p, std::size_t n) {
     // whose old bit says whether this thread set it. (A p below the image wraps to a line
     // past the last one and takes the general path, which rejects it.)
     const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
-    if (n - 1 < line && (at & (line - 1)) + n <= line && at / line < lines_) [[likely]] {
+    if (one_line_of(at, n)) [[likely]] {
         const std::uint64_t l = at / line, bit = std::uint64_t{1} << (l % 64);
         const auto w = bitmap_word(l / 64);
         if ((w.load(std::memory_order_relaxed) & bit) != 0) return;
@@ -366,7 +370,8 @@ bool checkpointer::run_checkpoint(unsigned t) {
     throw_if_failed();
     auto& me = threads_[t];
     // (A run over max_record_lines is split into records of 1 GiB, one more header each.)
-    const bool too_big = me.log_need + me.log_need / (max_record_lines * line) * record_overhead > log_.log_capacity();
+    const bool too_big =
+        me.log_need + me.log_need / (max_record_lines * line) * record_overhead + log_slack > log_.log_capacity();
     // Barrier 1: every participant is at a consistent point. Arrivals count on through
     // barrier 2 (the count is reset only when it releases), so no thread joins or leaves in
     // between. A thread whose records cannot fit raises this checkpoint's abort before it

@@ -15,11 +15,11 @@ namespace {
 
 constexpr std::uint64_t line = 64;
 constexpr std::uint64_t magic = 0x31474f4c50434546ull;  // "FECPLOG1"
-// Version 2 (this build's logs): the four-lane record checksum. A version 1 log (the one-lane
-// checksum) is still opened and keeps its version and checksum, so a pool written by an older
-// build recovers here and stays readable by it.
-constexpr std::uint32_t version = 2;
-constexpr std::uint32_t oldest_version = 1;
+// Version 3 (this build's logs): line-aligned blocks of records, written with NT stores
+// (epoch_log.hpp). Versions 1 and 2 (a 24-byte header before each record, payloads padded to
+// 8 bytes; one-lane and four-lane checksums) are refused with a damaged_pool naming them:
+// nothing is written, and the build that wrote such a pool still recovers it.
+constexpr std::uint32_t version = 3;
 constexpr std::uint32_t max_threads = 256;
 constexpr std::uint64_t header_lines = 3;  // identity, committed, applied
 
@@ -33,22 +33,26 @@ struct identity {
 };
 static_assert(sizeof(identity) <= line);
 
-struct record_header {
+// A block's header line: the epoch, how many records, the checksum, and one descriptor per
+// record, (first image line << 24) | (lines - 1); the records' lines follow, in order.
+struct block_header {
     std::uint64_t epoch;
-    std::uint64_t offset;
-    std::uint32_t length;
+    std::uint32_t count;
     std::uint32_t checksum;
+    std::uint64_t records[epoch_log::block_records];
 };
-static_assert(sizeof(record_header) == 24);
+static_assert(sizeof(block_header) == line);
+constexpr unsigned length_bits = 24;
+constexpr std::uint64_t max_record_lines = std::uint64_t{1} << length_bits;
+constexpr std::uint64_t max_image_lines = std::uint64_t{1} << 40;  // 2^46 bytes (check_geometry)
 
 std::uint64_t identity_checksum(const identity& id) noexcept { return pmem::fnv1a64(&id, offsetof(identity, checksum)); }
 
-// The record's checksum: the header's first three fields and the payload, word by word,
-// each word xored into a 64-bit state that is then multiplied and folded. Version 1 runs one
-// such state over the words in turn: a chain of dependent multiplies, about 5 cycles per
-// 8 bytes, which was 4.6% of a ferrite-kv server's CPU under 4 KiB sets. Version 2 runs four
-// independent states over the words in turn (word i into state i % 4) and folds them into
-// one at the end: the multiplies overlap, about four times the speed.
+// The block's checksum: four 64-bit states, each xoring in a word then multiplying and
+// folding (mix); the payload's words go to the states in turn (word i into state i % 4, so
+// the multiplies of four words overlap: a one-state chain was 4.6% of a ferrite-kv server's
+// CPU under 4 KiB sets), which append() runs over each record's lines as it copies them;
+// then the header's epoch, count and descriptors and the four states fold into 32 bits.
 std::uint64_t mix(std::uint64_t h, std::uint64_t w) noexcept {
     h ^= w;
     h *= 0xff51afd7ed558ccdull;
@@ -61,25 +65,29 @@ std::uint64_t full_word(const std::byte* at) noexcept {
     return w;
 }
 
-std::uint64_t payload_word(const std::byte* payload, std::size_t i, std::uint32_t length) noexcept {
-    if (length - i >= 8) return full_word(payload + i);
-    std::uint64_t w = 0;  // the last, short word: zero-padded
-    std::memcpy(&w, payload + i, length - i);
-    return w;
+void start_lanes(std::uint64_t (&lanes)[4]) noexcept {
+    for (std::uint64_t k = 0; k < 4; ++k) lanes[k] = 0x9e3779b97f4a7c15ull ^ k;
 }
 
-std::uint32_t record_checksum(std::uint32_t log_version, std::uint64_t epoch, std::uint64_t offset,
-                              std::uint32_t length, const std::byte* payload) noexcept {
-    std::uint64_t h = mix(mix(0x9e3779b97f4a7c15ull ^ epoch, offset), length);
-    std::size_t i = 0;
-    if (log_version >= 2) {
-        std::uint64_t lanes[4] = {h, h ^ 1, h ^ 2, h ^ 3};
-        for (; i + 32 <= length; i += 32)
-            for (std::size_t k = 0; k < 4; ++k) lanes[k] = mix(lanes[k], full_word(payload + i + 8 * k));
-        h = mix(mix(mix(lanes[0], lanes[1]), lanes[2]), lanes[3]);
-    }
-    for (; i < length; i += 8) h = mix(h, payload_word(payload, i, length));
-    return static_cast<std::uint32_t>(h ^ (h >> 32));
+// `bytes` a multiple of 32 (records are whole lines).
+void mix_payload(std::uint64_t (&lanes)[4], const std::byte* payload, std::uint64_t bytes) noexcept {
+    for (std::uint64_t i = 0; i < bytes; i += 32)
+        for (std::size_t k = 0; k < 4; ++k) lanes[k] = mix(lanes[k], full_word(payload + i + 8 * k));
+}
+
+std::uint32_t block_checksum(const block_header& h, const std::uint64_t (&lanes)[4]) noexcept {
+    std::uint64_t x = mix(mix(0x9e3779b97f4a7c15ull, h.epoch), h.count);
+    for (std::uint32_t r = 0; r < h.count && r < epoch_log::block_records; ++r) x = mix(x, h.records[r]);
+    for (const auto l : lanes) x = mix(x, l);
+    return static_cast<std::uint32_t>(x ^ (x >> 32));
+}
+
+// Every byte the log's records reach the media by: whole lines, NT stores (no read for
+// ownership, nothing left in the cache), durable at seal()'s pfence. One call site, so that
+// flush mutation testing switches the log's writes off together, as it did the seal's
+// write-back of them before version 3.
+void write_log_lines(std::byte* to, const void* from, std::uint64_t bytes) noexcept {
+    pmem::nt_copy_lines(to, from, bytes);
 }
 
 constexpr std::uint64_t round_up(std::uint64_t n, std::uint64_t to) noexcept { return (n + to - 1) / to * to; }
@@ -112,12 +120,13 @@ std::uint64_t region_bytes(const log_geometry& g) {
 }
 
 std::uint64_t epoch_log::record_bytes(std::uint32_t length) noexcept {
-    return sizeof(record_header) + round_up(length, 8) + 8;  // + the end marker
+    return line + round_up(length, line) + line;  // a block's header line, the lines, the end marker
 }
 
 epoch_log::epoch_log(std::byte* region, const log_geometry& g)
     : region_(region), geometry_(g), version_(version),
-      image_(region + header_lines * line + g.threads * g.log_bytes), used_(g.threads, 0), sealed_(g.threads, 0) {}
+      image_(region + header_lines * line + g.threads * g.log_bytes), used_(g.threads, 0), sealed_(g.threads, 0),
+      open_(g.threads) {}
 
 std::byte* epoch_log::log_of(unsigned t) const noexcept { return region_ + header_lines * line + t * geometry_.log_bytes; }
 
@@ -154,9 +163,13 @@ epoch_log epoch_log::open(std::byte* region, std::uint64_t bytes) {
     identity id;
     std::memcpy(&id, region, sizeof id);
     if (id.magic != magic) damaged("the region does not start with a checkpoint log's magic number");
-    if (id.version < oldest_version || id.version > version)
-        damaged("format version " + std::to_string(id.version) + ", this build reads versions " +
-                std::to_string(oldest_version) + " to " + std::to_string(version));
+    if (id.version == 1 || id.version == 2)
+        damaged("format version " + std::to_string(id.version) +
+                " (records with 24-byte headers, not line-aligned: written by an older ferrite), this build reads "
+                "version " + std::to_string(version) + " only; recover the pool with the build that wrote it, which "
+                "applies the committed epoch, then open it here");
+    if (id.version != version)
+        damaged("format version " + std::to_string(id.version) + ", this build reads version " + std::to_string(version));
     if (id.checksum != identity_checksum(id)) damaged("the identity line's checksum does not match");
     const log_geometry g{id.threads, id.log_bytes, id.image_bytes};
     try {
@@ -187,28 +200,52 @@ bool epoch_log::append(unsigned t, std::uint64_t epoch, std::uint64_t offset, co
     if (length == 0 || offset > geometry_.image_bytes || length > geometry_.image_bytes - offset)
         throw usage_error("checkpoint log: record [" + std::to_string(offset) + ", +" + std::to_string(length) +
                           ") is empty or outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
-    const auto size = record_bytes(length);
-    if (used_[t] + size > geometry_.log_bytes) return false;
-    std::byte* at = log_of(t) + used_[t];
+    if (offset % line != 0 || length % line != 0 || length / line > max_record_lines)
+        throw usage_error("checkpoint log: record [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                          ") is not whole lines of the image, at most 2^24 of them");
+    auto& b = open_[t];
+    if (b.count > 0 && b.epoch != epoch) close_block(t);
+    // Room for a new block's header line if none is open, the record, and the end marker.
+    const std::uint64_t need = (b.count == 0 ? line : 0) + length + line;
+    if (used_[t] + need > geometry_.log_bytes) return false;
+    std::byte* log = log_of(t);
+    if (b.count == 0) {
+        b.header_at = used_[t];
+        b.epoch = epoch;
+        start_lanes(b.lanes);
+        used_[t] += line;
+    }
     const auto* payload = static_cast<const std::byte*>(bytes);
-    std::memcpy(at + sizeof(record_header), payload, length);
-    const auto padded = round_up(length, 8);
-    if (padded != length) std::memset(at + sizeof(record_header) + length, 0, padded - length);
-    const record_header h{epoch, offset, length, record_checksum(version_, epoch, offset, length, payload)};
-    std::memcpy(at, &h, sizeof h);
-    std::memset(at + sizeof(record_header) + padded, 0, 8);  // end marker
-    used_[t] += size - 8;  // the next record overwrites the end marker (seal writes it back)
+    write_log_lines(log + used_[t], payload, length);
+    mix_payload(b.lanes, payload, length);  // (the lines just read: cached)
+    b.records[b.count++] = (offset / line) << length_bits | (length / line - 1);
+    used_[t] += length;
+    if (b.count == block_records) close_block(t);
     return true;
 }
 
+// The block's header line, once its records are written (NT stores, like them).
+void epoch_log::close_block(unsigned t) noexcept {
+    auto& b = open_[t];
+    if (b.count == 0) return;
+    alignas(64) block_header h{};
+    h.epoch = b.epoch;
+    h.count = b.count;
+    for (unsigned r = 0; r < b.count; ++r) h.records[r] = b.records[r];
+    h.checksum = block_checksum(h, b.lanes);
+    write_log_lines(log_of(t) + b.header_at, &h, line);
+    b.count = 0;
+}
+
 FERRITE_FLOW_ROOT void epoch_log::seal(unsigned t) noexcept {
-    // One pass over the lines this thread wrote since its last seal, its end marker
-    // included: a line that holds the end of one record and the start of the next is
-    // written back once, not once per record.
-    if (used_[t] > sealed_[t]) {
-        std::byte* log = log_of(t);
-        FERRITE_FLOW_STORED_ELSEWHERE(log + sealed_[t], used_[t] + 8 - sealed_[t]);  // append()'s records
-        pmem::pwb_range(log + sealed_[t], used_[t] + 8 - sealed_[t]);
+    // The open block's header, then an end marker line (a zero epoch word) after the last
+    // record: a scan stops there whatever the bytes after it hold (an interrupted epoch's
+    // records of the same number, say). Everything written with NT stores since the last
+    // seal: the pfence makes it durable.
+    close_block(t);
+    if (used_[t] > sealed_[t] || used_[t] == 0) {
+        alignas(64) static constexpr std::byte end_marker[line]{};
+        write_log_lines(log_of(t) + used_[t], end_marker, line);
         sealed_[t] = used_[t];
     }
     pmem::pfence();  // PP: this thread's records of the epoch are durable before it may commit
@@ -233,24 +270,40 @@ void epoch_log::for_each_record(unsigned t, bool validate, Fn&& fn) const {
     const std::byte* log = log_of(t);
     const auto applied = applied_epoch(), committed = committed_epoch();
     std::uint64_t at = 0;
-    while (at + sizeof(record_header) <= geometry_.log_bytes) {
-        record_header h;
+    while (at + line <= geometry_.log_bytes) {
+        block_header h;
         std::memcpy(&h, log + at, sizeof h);
         if (h.epoch <= applied || h.epoch > committed) break;
-        const std::byte* bytes = log + at + sizeof(record_header);
+        const std::byte* payload = log + at + line;
+        std::uint64_t payload_bytes = 0;
         if (validate) {
-            const std::string where = "thread " + std::to_string(t) + "'s log, record at byte " + std::to_string(at) +
+            const std::string where = "thread " + std::to_string(t) + "'s log, block at byte " + std::to_string(at) +
                                       " (epoch " + std::to_string(h.epoch) + ")";
-            if (h.length == 0 || h.length > geometry_.log_bytes - at - sizeof(record_header))
-                damaged(where + ": length " + std::to_string(h.length) + " does not fit in the log");
-            if (h.offset > geometry_.image_bytes || h.length > geometry_.image_bytes - h.offset)
-                damaged(where + ": bytes [" + std::to_string(h.offset) + ", +" + std::to_string(h.length) +
-                        ") lie outside the " + std::to_string(geometry_.image_bytes) + "-byte image");
-            if (h.checksum != record_checksum(version_, h.epoch, h.offset, h.length, bytes))
-                damaged(where + ": checksum does not match its contents");
+            if (h.count == 0 || h.count > block_records)
+                damaged(where + ": " + std::to_string(h.count) + " records, a block holds 1 to " +
+                        std::to_string(block_records));
+            const std::uint64_t image_lines = geometry_.image_bytes / line, room = (geometry_.log_bytes - at - line) / line;
+            std::uint64_t lines = 0;
+            for (std::uint32_t r = 0; r < h.count; ++r) {
+                const std::uint64_t first = h.records[r] >> length_bits, n = (h.records[r] & (max_record_lines - 1)) + 1;
+                if (first > image_lines || n > image_lines - first)
+                    damaged(where + ", record " + std::to_string(r) + ": lines [" + std::to_string(first) + ", +" +
+                            std::to_string(n) + ") lie outside the " + std::to_string(image_lines) + "-line image");
+                lines += n;  // <= 6 * 2^24: no overflow
+            }
+            if (lines > room)
+                damaged(where + ": " + std::to_string(lines) + " lines of records do not fit in the log");
+            std::uint64_t lanes[4];
+            start_lanes(lanes);
+            mix_payload(lanes, payload, lines * line);
+            if (h.checksum != block_checksum(h, lanes)) damaged(where + ": checksum does not match its contents");
         }
-        fn(h.epoch, h.offset, h.length, bytes);
-        at += sizeof(record_header) + round_up(h.length, 8);
+        for (std::uint32_t r = 0; r < h.count && r < block_records; ++r) {
+            const std::uint64_t first = h.records[r] >> length_bits, n = (h.records[r] & (max_record_lines - 1)) + 1;
+            fn(h.epoch, first * line, static_cast<std::uint32_t>(n * line), payload + payload_bytes);
+            payload_bytes += n * line;
+        }
+        at += line + payload_bytes;
     }
 }
 
@@ -302,6 +355,7 @@ FERRITE_FLOW_ROOT void epoch_log::finish_replay() {
     }
     for (auto& u : used_) u = 0;
     for (auto& u : sealed_) u = 0;
+    for (auto& b : open_) b.count = 0;
 }
 
 void epoch_log::validate_records() const {

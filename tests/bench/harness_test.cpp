@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "counting_subject.hpp"
 #include "ferrite/error.hpp"
@@ -101,6 +103,12 @@ TEST(BenchHarness, RunBenchMakesAFreshSubjectPerMeasurementAndReportsRatios) {
         EXPECT_LE(p.ops_per_sec.median, p.ops_per_sec.max);
         const double base_median = points[i - i % 2].ops_per_sec.median;
         EXPECT_DOUBLE_EQ(p.vs_baseline, p.ops_per_sec.median / base_median);
+        // The paired ratio: the median of repetition r's ratio to the baseline's repetition r.
+        const auto& base_reps = points[i - i % 2].reps;
+        std::vector<double> pairs;
+        for (std::size_t r = 0; r < 3; ++r) pairs.push_back(p.reps[r].ops_per_sec() / base_reps[r].ops_per_sec());
+        std::sort(pairs.begin(), pairs.end());
+        EXPECT_DOUBLE_EQ(p.vs_baseline_paired, pairs[1]);
     }
     EXPECT_DOUBLE_EQ(points[0].vs_baseline, 1.0);
     EXPECT_DOUBLE_EQ(points[0].pwb_per_op, 1.0);

@@ -44,7 +44,7 @@ TEST(BenchReport, JsonRecordHasTheDocumentedFields) {
     for (const char* k : {"schema", "structure", "workload", "threads", "reps", "ops", "ops_per_thread", "duration",
                           "seconds", "ops_per_sec", "ops_per_sec_min", "ops_per_sec_max", "pwb_per_op",
                           "pfence_per_op", "nt_stores_per_op", "batch_size", "baseline", "vs_baseline",
-                          "oversubscribed", "initial_size", "ablation", "seed", "machine"})
+                          "vs_baseline_paired", "oversubscribed", "initial_size", "ablation", "seed", "machine"})
         EXPECT_TRUE(j.contains(k)) << k;
     EXPECT_EQ(j["schema"], fb::bench_schema);
     EXPECT_EQ(j["structure"], "alpha");

@@ -11,7 +11,7 @@
 //   snapshot      each thread sorts the runs of lines it owns (below) and joins adjacent
 //                 ones, appends the image bytes of each run to its log as one record
 //                 (epoch_log::append), stores 0 to the bitmap words of its runs, then seals
-//                 (epoch_log::seal: a pwb per written log line, one pfence)
+//                 (epoch_log::seal: the log is written with NT stores, one pfence)
 //   barrier 2     the last to arrive commits the epoch (epoch_log::commit); in line
 //                 (replay_mode::in_line) it also applies it to the persistent image from the
 //                 volatile image over every participant's runs (epoch_log::apply,
@@ -137,6 +137,10 @@ struct checkpoint_stats {
 
 class checkpointer {
 public:
+    // The tracking granularity: one bitmap bit per line of the volatile image; the log's
+    // records hold whole lines of it.
+    static constexpr std::uint64_t line_bytes = 64;
+
     // `image` is the volatile image: log.geometry().image_bytes bytes, 64-byte aligned.
     checkpointer(epoch_log& log, std::byte* image, checkpoint_options o = {});
     ~checkpointer();  // background, own replayer: replays the committed epoch, joins the thread
@@ -153,8 +157,9 @@ public:
         // line is marked already: one load of its bitmap word, no call. Anything else (a
         // bit to set, several lines, a region outside the image) is mark_slow's.
         const std::uint64_t at = static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - image_);
-        if (n - 1 < 64 && (at & 63) + n <= 64 && at / 64 < lines_ &&
-            (bitmap_word(at / 64 / 64).load(std::memory_order_relaxed) & (std::uint64_t{1} << (at / 64 % 64))) != 0)
+        if (one_line_of(at, n) &&
+            (bitmap_word(at / line_bytes / 64).load(std::memory_order_relaxed) &
+             (std::uint64_t{1} << (at / line_bytes % 64))) != 0)
             return;
         mark_slow(t, p, n);
     }
@@ -188,6 +193,13 @@ public:
     checkpoint_stats stats() const noexcept;  // while no thread runs a checkpoint
 
 private:
+    // mark()'s fast case, shared by the inline test and mark_slow: [at, at + n) (image
+    // offsets; n > 0) lies inside one line of the image. (An `at` below the image wraps to a
+    // line past the last one and fails the test; n == 0 wraps to a huge n - 1 and fails it.)
+    bool one_line_of(std::uint64_t at, std::size_t n) const noexcept {
+        return n - 1 < line_bytes && (at & (line_bytes - 1)) + n <= line_bytes && at / line_bytes < lines_;
+    }
+
     struct region {
         std::uint64_t first_line, lines;
     };

@@ -13,17 +13,23 @@
 //   line 2   applied_epoch (u64): the image holds every epoch <= it
 //   logs     `threads` logs of log_bytes each
 //   image    image_bytes: the persistent image
-// A record: {u64 epoch, u64 image offset, u32 length, u32 checksum} then the bytes, padded
-// to 8; the checksum covers the other fields and the bytes (version 2: four interleaved lanes,
-// version 1: one; a log keeps the version it was created with). Each append also writes an end
-// marker (a zero epoch word) after its record, so a scan stops there whatever the bytes
-// after it held (a log is reused from its start after every replay).
+// Records are whole lines of the image, gathered in blocks (format version 3): a block is a
+// header line {u64 epoch, u32 count (1..6), u32 checksum, six u64 descriptors (first image
+// line << 24 | lines - 1)} followed by its records' lines in order; the checksum covers the
+// epoch, the count, the descriptors and the lines (four interleaved lanes). Every log line is
+// written with NT stores (pmem::nt_copy_lines: no read for ownership, nothing left in the
+// cache), the records' lines as append() copies them, a block's header line when the block
+// is full or at seal(). seal() also writes an end marker line (a zero epoch word) after the
+// last block, so a scan stops there whatever the bytes after it held (a log is reused from
+// its start after every replay), even when the thread appended nothing. Versions 1 and 2
+// (a 24-byte header before each record, payloads padded to 8 bytes, one or four checksum
+// lanes) are refused, naming their format (a damaged_pool; nothing written).
 //
 // Crash consistency (the argument; the crash target `cpnvm-counter` checks it):
-//   append:  record + end marker stored (plain stores, no write-back yet).
-//   seal(t): pwb of every line thread t's appends wrote since its last seal (each line once,
-//            even when it holds the end of one record and the start of the next), then
-//            pfence: the thread's records are durable (PP of its share).
+//   append:  the record's lines stored with NT stores (not yet ordered).
+//   seal(t): the open block's header line and the end marker line (NT stores), then
+//            pfence: every NT store of the thread is durable, so its records are (PP of its
+//            share). No write-back: NT stores need only the fence.
 //   commit(E): after every thread of E sealed (the caller's barrier): committed := E, pwb,
 //            pfence (LP/PP of the epoch). So every record of a committed epoch is durable.
 //   replay:  for each committed, unapplied epoch in order, copy its records into the image
@@ -39,9 +45,9 @@
 //            bytes as the records: nobody writes the image between the snapshot and the
 //            end of the checkpoint), then finish_replay(). The image gets the same bytes
 //            either way, so the argument is the same.
-//   A scan of a log trusts a record only if applied < epoch <= committed (and then checks
-//   offset, length and checksum): the epoch word is one aligned 8-byte store, so a torn or
-//   unfinished record reads as an epoch > committed (new) or <= applied (stale), and ends
+//   A scan of a log trusts a block only if applied < epoch <= committed (and then checks
+//   count, descriptors and checksum): the epoch word is one aligned 8-byte store, so a torn or
+//   unfinished block reads as an epoch > committed (new) or <= applied (stale), and ends
 //   the scan like the end marker does. A reused log's stale records all have epochs <=
 //   applied: a log is reused only after applied covered them, durably.
 //   Recovery: validate every in-range record first (a bad one throws damaged_pool, nothing
@@ -77,6 +83,9 @@ struct replay_stats {
 
 class epoch_log {
 public:
+    // Records in one block: one descriptor word each in the block's header line.
+    static constexpr unsigned block_records = 6;
+
     // Writes a fresh region (identity, epochs 0, empty logs, a zeroed image), durable on
     // return. `bytes` must be at least region_bytes(g); region 64-byte aligned.
     static epoch_log create(std::byte* region, std::uint64_t bytes, const log_geometry& g);
@@ -90,10 +99,11 @@ public:
     std::byte* image() const noexcept { return image_; }
 
     // Thread t's record of epoch `epoch` (> committed) for image bytes [offset, offset +
-    // length): false, with nothing appended, when t's log lacks room.
+    // length), whole lines (offset and length multiples of 64, at most 2^24 lines: else
+    // usage_error): false, with nothing appended, when t's log lacks room.
     bool append(unsigned t, std::uint64_t epoch, std::uint64_t offset, const void* bytes, std::uint32_t length);
-    // Makes thread t's appended records durable: a pwb of each line written since its last
-    // seal, one pfence. Called by thread t.
+    // Makes thread t's appended records durable: the open block's header and the end marker
+    // (NT stores), one pfence. Called by thread t.
     void seal(unsigned t) noexcept;
     // committed := epoch, durable. Every thread's records of `epoch` must be sealed.
     void commit(std::uint64_t epoch);
@@ -117,7 +127,8 @@ public:
 
     std::uint64_t log_used(unsigned t) const noexcept { return used_[t]; }
     std::uint64_t log_capacity() const noexcept { return geometry_.log_bytes; }
-    // Bytes a record of `length` payload bytes takes (header, padding, end marker).
+    // Bytes a record of `length` payload bytes takes at most: a block's header line, its
+    // lines, the end marker line.
     static std::uint64_t record_bytes(std::uint32_t length) noexcept;
 
 private:
@@ -131,10 +142,21 @@ private:
 
     std::byte* region_;
     log_geometry geometry_;
-    std::uint32_t version_;  // of the format: it picks the record checksum (epoch_log.cpp)
+    std::uint32_t version_;  // of the format (epoch_log.cpp: this build reads and writes 3 only)
     std::byte* image_;
     std::vector<std::uint64_t> used_ FERRITE_FLOW_SKIP;    // per thread: bytes of its log written since the last replay
     std::vector<std::uint64_t> sealed_ FERRITE_FLOW_SKIP;  // per thread: bytes of its log written back by seal()
+    // Per thread: the block being filled (count 0: none), its header written when it is full
+    // or at seal().
+    struct open_block {
+        std::uint64_t header_at = 0;  // its header line's offset in the log
+        std::uint64_t epoch = 0;
+        std::uint32_t count = 0;
+        std::uint64_t records[block_records] = {};
+        std::uint64_t lanes[4] = {};  // the checksum's states over the records' lines so far
+    };
+    std::vector<open_block> open_ FERRITE_FLOW_SKIP;
+    void close_block(unsigned t) noexcept;
 };
 
 }  // namespace ferrite::checkpoint
