@@ -49,6 +49,7 @@ namespace {
 struct offset_walk {
     enum class mode : std::uint8_t { exact, range, element, lost } m = mode::exact;
     std::int64_t lo = 0, hi = 0, stride = 0, outer = 0;
+    std::optional<std::int64_t> lost_at;  // lo when an exact offset was lost
 
     void add(std::int64_t d) {
         if (m == mode::exact || m == mode::range) {
@@ -58,7 +59,10 @@ struct offset_walk {
             outer += d;
         }
     }
-    void lose() { m = mode::lost; }
+    void lose() {
+        if (m == mode::exact) lost_at = lo;
+        m = mode::lost;
+    }
     // A variable index over elements of `size` bytes; count: the array's length, if an array.
     void variable(std::int64_t size, std::optional<std::uint64_t> count) {
         const bool lines = size > 0 && size % line_bytes == 0;
@@ -188,6 +192,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
     }
     out.object = v;
     if (w.m == offset_walk::mode::exact) out.offset = w.lo;
+    if (w.m == offset_walk::mode::lost) out.field_in_element = w.lost_at;
     if (w.m == offset_walk::mode::element && w.outer % line_bytes == 0) {
         out.stride = w.stride;
         out.elem_lo = w.lo;

@@ -51,6 +51,10 @@ struct place {
     // the field's whole array). 0: anywhere in the object.
     std::int64_t stride = 0;
     std::int64_t elem_lo = 0, elem_hi = 0;
+    // Behind a variable index or a loop's cursor (offset nullopt): the constant offset the
+    // walk had added before it lost the offset, the field's offset in its element
+    // (`writes[i].word`, a range-for's `w.word`: 8). nullopt: lost from the start.
+    std::optional<std::int64_t> field_in_element;
 };
 
 // A function that returns one of its pointer arguments plus an offset (an accessor such as
