@@ -39,7 +39,7 @@ bool join_returns(std::optional<passthrough>& out, const passthrough& here) {
         out = here;
         return true;
     }
-    if (out->arg != here.arg || out->load != here.load) return false;
+    if (out->arg != here.arg || out->load != here.load || out->load2 != here.load2) return false;
     out->skip = out->skip && here.skip;
     if (out->offset != here.offset) out->offset.reset();
     return true;
@@ -319,7 +319,7 @@ public:
             if (!at.stack || !at.offset) return std::nullopt;
             auto b = bound_.find({at.object, *at.offset});
             if (b == bound_.end()) return std::nullopt;
-            passthrough here{0, b->second.offset, std::nullopt, b->second.skip};
+            passthrough here{0, b->second.offset, std::nullopt, b->second.skip, std::nullopt};
             if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr) {
                 here.arg = a->getArgNo();
             } else if (const auto held = path_of(b->second.object); held && held->field) {
@@ -459,6 +459,20 @@ private:
             if (p != nullptr && p->load && p->arg < call->arg_size()) {
                 from = locate(call->getArgOperand(p->arg));
                 if (from->offset) from->offset = *from->offset + *p->load;
+                if (p->load2) {  // the field *load2 of what that pointer field points to
+                    place held;
+                    if (from->offset) {
+                        if (!in_progress_.insert(&read).second) return &read;  // re-entered: not memoised
+                        held = field_object(*from, 0);  // may locate other stores' addresses: in_progress_
+                        in_progress_.erase(&read);
+                    }
+                    if (held.stack || held.object == nullptr || !held.offset) {
+                        canonical_of_[&read] = &read;
+                        return &read;
+                    }
+                    held.offset = *held.offset + *p->load2;
+                    from = held;
+                }
             }
         }
         const llvm::Value* out = &read;
@@ -1050,15 +1064,26 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
         const place p = place_of(ret->getReturnValue(), layout, through);
-        passthrough here{0, p.offset, std::nullopt, p.skip};
+        passthrough here{0, p.offset, std::nullopt, p.skip, std::nullopt};
         if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
             const place from = place_of(load->getPointerOperand(), layout, through);
-            const auto* a2 = llvm::dyn_cast<llvm::Argument>(from.object);
-            if (a2 == nullptr || !from.offset) return std::nullopt;
-            here.arg = a2->getArgNo();
-            here.load = from.offset;
+            if (!from.offset) return std::nullopt;
+            if (const auto* a2 = llvm::dyn_cast<llvm::Argument>(from.object)) {
+                here.arg = a2->getArgNo();
+                here.load = from.offset;
+            } else if (const auto* inner = llvm::dyn_cast<llvm::LoadInst>(from.object)) {
+                // Two levels: a pointer field of what an argument's pointer field points to.
+                const place outer = place_of(inner->getPointerOperand(), layout, through);
+                const auto* a3 = llvm::dyn_cast<llvm::Argument>(outer.object);
+                if (a3 == nullptr || !outer.offset) return std::nullopt;
+                here.arg = a3->getArgNo();
+                here.load = outer.offset;
+                here.load2 = from.offset;
+            } else {
+                return std::nullopt;
+            }
         } else {
             return std::nullopt;
         }

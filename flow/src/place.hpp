@@ -68,6 +68,10 @@ struct passthrough {
     std::optional<std::int64_t> offset;  // nullopt: not a constant
     std::optional<std::int64_t> load;    // the returned pointer is loaded from arg + *load
     bool skip = false;                   // every return is a FERRITE_FLOW_SKIP field's address
+    // With load2: loaded from the pointer read at arg + *load, plus *load2 (a lambda that
+    // returns a captured `this`'s field plus an index: the undo log rollback's `word(i)`,
+    // base_ + entries[i].offset; issue 22's seventh round).
+    std::optional<std::int64_t> load2;
 };
 using passthrough_of = llvm::function_ref<const passthrough*(const llvm::Function&)>;
 

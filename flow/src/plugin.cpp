@@ -117,7 +117,7 @@ void list_functions(const llvm::Module& m, const std::vector<const llvm::Functio
 // One line per summary with an effect: flushes (arg[.field]+offset/len), fence, pendings,
 // sentinel stores (after a fence: "fenced").
 void print_summary(const llvm::Function& f, const summary& s) {
-    if (s.flushes.empty() && s.pendings.empty() && !s.fences && s.sentinels.empty()) return;
+    if (s.flushes.empty() && s.pendings.empty() && !s.fences && s.sentinels.empty() && !s.returns) return;
     auto& os = llvm::errs();
     os << llvm::demangle(f.getName().str()) << ":";
     const auto path = [&](unsigned arg, const std::optional<std::int64_t>& field) {
@@ -139,6 +139,12 @@ void print_summary(const llvm::Function& f, const summary& s) {
         os << (st.fenced_before ? " fenced-sentinel" : " sentinel");
         path(st.arg, st.field);
         os << "@" << (st.line ? std::to_string(*st.line) : "?");
+    }
+    if (const auto& r = s.returns) {  // an accessor (place.hpp's passthrough)
+        os << " returns a" << r->arg;
+        if (r->load) os << "." << *r->load;
+        if (r->load2) os << "." << *r->load2;
+        os << "+" << (r->offset ? std::to_string(*r->offset) : "?") << (r->skip ? " skip" : "");
     }
     os << "\n";
 }
