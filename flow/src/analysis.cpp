@@ -545,6 +545,18 @@ private:
         if (a == nullptr) return std::nullopt;
         return path{a->getArgNo(), it->second.second};
     }
+    // The same, one level deeper for write-backs and pending stores (issue 22's seventh
+    // round): the object a pointer field of what an argument's pointer field points to
+    // points to (`this` captured by a lambda: closure.this.image_, the epoch log's apply
+    // through for_each_record's callback). `second` is that second field.
+    std::optional<std::pair<path, std::optional<std::int64_t>>> path2_of(const llvm::Value* object) const {
+        if (const auto at = path_of(object)) return std::make_pair(*at, std::optional<std::int64_t>());
+        auto it = field_of_.find(object);
+        if (it == field_of_.end()) return std::nullopt;
+        const auto outer = path_of(it->second.first);
+        if (!outer || !outer->field) return std::nullopt;
+        return std::make_pair(*outer, std::optional<std::int64_t>(it->second.second));
+    }
 
     // The object the pointer field at `at` (object, constant offset) points to, as the
     // caller of a summary with an access path sees it: its read of the field if it has one,
@@ -603,10 +615,14 @@ private:
 
     // Where a summary's (argument, field) lands in the caller, at `offset` from it.
     place target(const llvm::CallBase& call, unsigned arg, std::optional<std::int64_t> field,
-                 std::optional<std::int64_t> offset) {
+                 std::optional<std::int64_t> offset, std::optional<std::int64_t> field2 = std::nullopt) {
         place base = locate(call.getArgOperand(arg));
         if (field) {
             base = field_object(base, *field);
+            if (base.stack || base.object == nullptr) return base;
+        }
+        if (field && field2) {
+            base = field_object(base, *field2);
             if (base.stack || base.object == nullptr) return base;
         }
         return shifted(base, offset);
@@ -779,7 +795,8 @@ private:
     void flush_place(const place& p, std::optional<std::uint64_t> len, bool sync, const llvm::Instruction& inst,
                      state& s, std::vector<report>* out, bool double_flush) {
         if (collect_ != nullptr && out != nullptr)
-            if (const auto at = path_of(p.object)) collect_->flushes.push_back({at->arg, at->field, p.offset, len, sync});
+            if (const auto at = path2_of(p.object))
+                collect_->flushes.push_back({at->first.arg, at->first.field, p.offset, len, sync, at->second});
         const auto span = lines(p, len);
         // (plain integers: GCC 12 warns of a maybe-uninitialised optional in the loop)
         std::int64_t key_first = 0, key_last = 0, key_per = -1;
@@ -893,7 +910,7 @@ private:
         }
         for (const auto& r : callee.flushes) {
             if (r.arg >= call.arg_size()) continue;
-            const place p = target(call, r.arg, r.field, r.offset);
+            const place p = target(call, r.arg, r.field, r.offset, r.field2);
             if (!p.stack && p.object != nullptr) flush_place(p, r.len, r.sync, call, s, out, false);
         }
         // The callee's sentinel stores, checked against this function's pending stores after the
@@ -914,7 +931,7 @@ private:
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
             const place p = target(call, pd.arg, pd.field,
-                                   pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
+                                   pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt, pd.field2);
             if (p.stack || p.object == nullptr) continue;
             std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
             if (const auto keys = element_lines(p, 1); keys && keys->first == keys->second) l = keys->first;
@@ -932,15 +949,15 @@ private:
         if (collect_ != nullptr) {  // a summary run: record, report nothing
             collect_->fences = collect_->fences && s.fenced;
             for (const auto& [loc, c] : s.d) {
-                const auto at = path_of(loc.first);
+                const auto at = path2_of(loc.first);
                 // A sentinel or durable field is the function's own to make durable: it is
                 // reported there (analyse_function), not handed to the caller, unless it is
                 // written back and only the fence is left to the caller (below).
                 if (c.value == dur::fence || !at || (annotated_.count(c.origin) != 0 && c.value != dur::flush))
                     continue;
-                collect_->pendings.push_back({at->arg, at->field,
+                collect_->pendings.push_back({at->first.arg, at->first.field,
                                               loc.second < 0 ? std::nullopt : std::optional<std::int64_t>(loc.second),
-                                              c.value == dur::flush});
+                                              c.value == dur::flush, at->second});
             }
             return;
         }

@@ -127,12 +127,14 @@ void print_summary(const llvm::Function& f, const summary& s) {
     for (const auto& r : s.flushes) {
         os << " flush";
         path(r.arg, r.field);
+        if (r.field2) os << "." << *r.field2;
         os << "+" << (r.offset ? std::to_string(*r.offset) : "?") << "/" << (r.len ? std::to_string(*r.len) : "?");
     }
     if (s.fences) os << " fence";
     for (const auto& p : s.pendings) {
         os << (p.written_back ? " flushed" : " written");
         path(p.arg, p.field);
+        if (p.field2) os << "." << *p.field2;
         os << "@" << (p.line ? std::to_string(*p.line) : "?");
     }
     for (const auto& st : s.sentinels) {

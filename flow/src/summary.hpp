@@ -48,12 +48,14 @@ struct summary {
         std::optional<std::int64_t> offset;  // from what the argument (or its field) points to
         std::optional<std::uint64_t> len;
         bool sync;  // clflush: the line is at Fence at once
+        std::optional<std::int64_t> field2;  // arg.field.field2: one level deeper (analysis.cpp's path2_of)
     };
     struct pending {
         unsigned arg;
         std::optional<std::int64_t> field;
         std::optional<std::int64_t> line;  // line of the argument's object; nullopt: unknown
         bool written_back;                 // Flush (true) or Write (false) at the return
+        std::optional<std::int64_t> field2;  // arg.field.field2 (as range's)
     };  // (a sentinel or durable field's store is the callee's own: not handed on)
     std::vector<range> flushes;
     bool fences = false;  // a fence on every path, after the write-backs above (a set hint flag's
