@@ -456,6 +456,11 @@ private:
             getter = true;
             const llvm::Function* callee = call->getCalledFunction();
             const passthrough* p = callee != nullptr ? returned(*callee) : nullptr;
+            if (const auto key = external_getter_key(*call); p == nullptr && key) {
+                getter = false;  // a pseudo-field: not an iterator on the stack
+                from = locate(call->getArgOperand(0));
+                if (from->offset) from->offset = *from->offset + *key;
+            }
             if (p != nullptr && p->load && p->arg < call->arg_size()) {
                 from = locate(call->getArgOperand(p->arg));
                 if (from->offset) from->offset = *from->offset + *p->load;

@@ -1,7 +1,11 @@
 // flow/src/place.cpp: see place.hpp.
 #include "place.hpp"
 
+#include <functional>
+#include <string>
 #include <string_view>
+
+#include <llvm/Demangle/Demangle.h>
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
@@ -15,6 +19,19 @@
 #include <llvm/IR/Operator.h>
 
 namespace ferrite::flow {
+
+std::optional<std::int64_t> external_getter_key(const llvm::CallBase& call) {
+    const llvm::Function* f = call.getCalledFunction();
+    if (f == nullptr || !f->isDeclaration() || f->isIntrinsic() || call.arg_size() != 1 ||
+        !call.getType()->isPointerTy() || !call.getArgOperand(0)->getType()->isPointerTy())
+        return std::nullopt;
+    const std::string name = llvm::demangle(f->getName().str());
+    if (name.size() < 7 || name.compare(name.size() - 7, 7, ") const") != 0) return std::nullopt;
+    // Far below any real field offset, one per function (a collision only merges two getters).
+    return -(std::int64_t{1} << 40) - static_cast<std::int64_t>(std::hash<std::string>{}(name) % (std::uint64_t{1} << 30)) * 64;
+}
+
+bool external_getter(const llvm::CallBase& call) { return external_getter_key(call).has_value(); }
 
 const char* annotation_text(const llvm::Value* global_string) {
     const auto* g = llvm::dyn_cast<llvm::GlobalVariable>(global_string->stripPointerCasts());
@@ -167,6 +184,10 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
                 v = call->getArgOperand(p->arg);
                 continue;
             }
+        }
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(v); call != nullptr && canonical && external_getter(*call)) {
+            v = canonical(*call);  // a read of a pseudo-field of its object (external_getter)
+            break;
         }
         if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v); phi != nullptr && phis.insert(phi).second) {
             // A loop's cursor (an iterator, `p = p + 1`): the object its first value not

@@ -27,6 +27,7 @@
 #include <llvm/ADT/STLFunctionalExtras.h>
 
 namespace llvm {
+class CallBase;
 class Function;
 class Value;
 class DataLayout;
@@ -83,6 +84,14 @@ using canonical_of = llvm::function_ref<const llvm::Value*(const llvm::Value&)>;
 
 place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through = nullptr,
                canonical_of canonical = nullptr);
+
+// A const member function with no argument but its object, defined in another unit, that
+// returns a pointer (pmem::pool_ref::base()): its result is read like a pointer field of its
+// object, at a pseudo offset (the key: far below any real field) that names the function,
+// so two calls on one object give one object and a summary can name it as arg.field
+// (issue 22's seventh round: the deque recovery's ring at pool.base() + h->data).
+std::optional<std::int64_t> external_getter_key(const llvm::CallBase& call);
+bool external_getter(const llvm::CallBase& call);
 
 // The annotation string of a clang `annotate` attribute's global ("" if it is not one).
 const char* annotation_text(const llvm::Value* global_string);
