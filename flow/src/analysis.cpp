@@ -690,6 +690,14 @@ private:
             if (const auto* c = llvm::dyn_cast_or_null<llvm::Constant>(e.stored); c != nullptr && c->isNullValue())
                 disarms_.insert(&inst);
         }
+        // The callee's own stores, for its callers' log check (summary::stores): a log armed
+        // there must be durable before them too (the vector's grow: the REPLACE tag fenced
+        // before vector_install stores the new array's offset).
+        if (tracked && !p.log && !p.sentinel && collect_ != nullptr && out != nullptr)
+            if (const auto at = path2_of(p.object); at && collect_->stores.size() < 64)
+                collect_->stores.push_back({at->first.arg, at->first.field,
+                                            span && span->first == span->second ? std::optional(span->first) : std::nullopt,
+                                            false, at->second});
         if (tracked && p.sentinel && collect_ != nullptr && out != nullptr)
             if (const auto at = path_of(p.object))
                 add_sentinel({at->arg, at->field, span ? std::optional<std::int64_t>(span->first) : std::nullopt, s.fenced});
@@ -932,6 +940,18 @@ private:
                 if (const auto at = path_of(p.object))
                     add_sentinel({at->arg, at->field, p.offset ? std::optional(l) : std::nullopt, s.fenced || st.fenced_before});
         }
+        // The callee's stores, checked against a log armed here and not yet durable (only the
+        // log check: its own write-backs and fences are the callee's business).
+        if (out != nullptr && !logs_.empty())
+            for (const auto& st : callee.stores) {
+                if (st.arg >= call.arg_size()) continue;
+                const place p = target(call, st.arg, st.field,
+                                       st.line ? std::optional<std::int64_t>(*st.line * line_bytes) : std::nullopt, st.field2);
+                if (p.stack || p.object == nullptr || !persistent(p) || p.log) continue;
+                const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+                const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
+                check_log(p, span, call, s, *out);
+            }
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;

@@ -61,6 +61,11 @@ struct summary {
     bool fences = false;  // a fence on every path, after the write-backs above (a set hint flag's
                           // early return counts: analysis.cpp's find_hints)
     std::vector<pending> pendings;
+    // Every persistent store the function makes through an argument (written back or not, at
+    // most 64; `written_back` unused): a caller checks each against a log it armed and has
+    // not yet made durable (issue 22's seventh round: FlowNvm's log-before-modify across a
+    // call, the vector's grow and vector_install).
+    std::vector<pending> stores;
     // Stores to a sentinel through an argument (arg.field, at a line), in the order the
     // function makes them: a caller checks the pair pattern at the call, against its own
     // pending stores (all of them; only the unwritten ones when the function has fenced
