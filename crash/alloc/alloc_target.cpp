@@ -54,7 +54,7 @@ struct root_header {
 };
 
 struct alignas(64) thread_refs {
-    std::uint64_t ref[refs_per_thread];  // persistent: heap offsets, 0 = empty
+    std::uint64_t ref[refs_per_thread] FERRITE_FLOW_SENTINEL;  // persistent: heap offsets, 0 = empty (commits the block, drops the intent)
     alignas(64) std::uint64_t intent_block;  // persistent: the block being freed...
     std::uint64_t intent_index;              // ...from ref[intent_index - 1]; 0 = none
 };

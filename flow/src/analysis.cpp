@@ -13,6 +13,7 @@
 #include <utility>
 
 #include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/Demangle/Demangle.h>
@@ -38,7 +39,7 @@ bool join_returns(std::optional<passthrough>& out, const passthrough& here) {
         out = here;
         return true;
     }
-    if (out->arg != here.arg || out->load != here.load) return false;
+    if (out->arg != here.arg || out->load != here.load || out->load2 != here.load2) return false;
     out->skip = out->skip && here.skip;
     if (out->offset != here.offset) out->offset.reset();
     return true;
@@ -56,6 +57,7 @@ constexpr std::int64_t elem_key(std::int64_t per, std::int64_t l) { return -2 - 
 constexpr bool is_elem(std::int64_t key) { return key <= -2; }
 constexpr std::int64_t elem_per(std::int64_t key) { return (-2 - key) / elem_keys; }
 using location = std::pair<const llvm::Value*, std::int64_t>;  // (object, line)
+using cfg_edge = std::pair<const llvm::BasicBlock*, const llvm::BasicBlock*>;
 
 template <class V>
 struct cell {
@@ -88,6 +90,7 @@ public:
         unsigned n = 0;
         for (const auto& bb : fn)
             for (const auto& inst : bb) order_[&inst] = n++;
+        find_flags();
     }
 
     void run(std::vector<report>& out) {
@@ -101,6 +104,12 @@ public:
     }
 
     std::map<const llvm::BasicBlock*, state> fixpoint(llvm::ReversePostOrderTraversal<const llvm::Function*>& rpo) {
+        if (cut_ == nullptr)
+            for (flag_web& w : flags_) {  // each flag's zero paths first (find_flags)
+                cut_ = &w.sets;
+                w.outs = fixpoint(rpo);
+                cut_ = nullptr;
+            }
         std::map<const llvm::BasicBlock*, state> outs;
         bool changed = true;
         // Finite lattices and monotone transfers reach the fixpoint; the cap only guards
@@ -118,6 +127,94 @@ public:
             }
         }
         return outs;
+    }
+
+    // Flag correlation (issue 22's seventh round): a branch on a local flag or counter
+    // against zero (`if (claimed == 0) return;`, `if (wrote) pfence();`). In SSA the flag is
+    // a phi web: phis whose incoming values are zero, a non-zero constant, another phi of the
+    // web, or the web plus (or bitwise or) a non-zero constant. An incoming edge that brings
+    // a non-zero value "sets" the flag. When no edge that brings zero can follow a setting
+    // edge, and the branch cannot follow a setting edge without passing the tested phi's
+    // block again (the value tested is the one the setting edge fed), the flag is zero at
+    // the branch exactly on the paths that took no setting edge: the zero edge's state is
+    // the fixpoint over the CFG without the setting edges (flag_web::outs), not the meet over
+    // every path (which keeps the write-back path's Flush on the edge that skips the fence).
+    // A non-constant incoming value (a call's result, a load) voids the rule for the branch.
+    void find_flags() {
+        for (const auto& bb : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
+            if (br == nullptr || !br->isConditional()) continue;
+            const llvm::Value* v = br->getCondition();
+            unsigned zero_succ = 1;  // a bool tested directly: zero takes the false edge
+            if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(v)) {
+                const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
+                if (!cmp->isEquality() || zero == nullptr || !zero->isZero()) continue;
+                v = cmp->getOperand(0);
+                zero_succ = cmp->getPredicate() == llvm::CmpInst::ICMP_EQ ? 0 : 1;
+            }
+            v = strip_casts(v);
+            const auto* tested = llvm::dyn_cast<llvm::PHINode>(v);
+            if (tested == nullptr) continue;
+            flag_web w;
+            std::vector<cfg_edge> zeros;
+            std::set<const llvm::PHINode*> seen{tested};
+            std::vector<const llvm::PHINode*> work{tested};
+            bool ok = true;
+            while (ok && !work.empty()) {
+                const llvm::PHINode* phi = work.back();
+                work.pop_back();
+                for (unsigned i = 0; ok && i < phi->getNumIncomingValues(); ++i) {
+                    const cfg_edge e{phi->getIncomingBlock(i), phi->getParent()};
+                    const llvm::Value* in = strip_casts(phi->getIncomingValue(i));
+                    const llvm::PHINode* member = nullptr;
+                    if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(in)) {
+                        (c->isZero() ? zeros.push_back(e) : static_cast<void>(w.sets.insert(e)));
+                    } else if ((member = llvm::dyn_cast<llvm::PHINode>(in)) != nullptr) {
+                    } else if (const auto* op = llvm::dyn_cast<llvm::BinaryOperator>(in);
+                               op != nullptr && (op->getOpcode() == llvm::Instruction::Add ||
+                                                 op->getOpcode() == llvm::Instruction::Or)) {
+                        const auto* k = llvm::dyn_cast<llvm::ConstantInt>(op->getOperand(1));
+                        member = llvm::dyn_cast<llvm::PHINode>(strip_casts(op->getOperand(0)));
+                        ok = k != nullptr && !k->isZero() && member != nullptr;
+                        w.sets.insert(e);
+                    } else {
+                        ok = false;
+                    }
+                    if (ok && member != nullptr && seen.insert(member).second) work.push_back(member);
+                }
+            }
+            if (!ok || w.sets.empty()) continue;
+            for (const cfg_edge& set : w.sets) {
+                for (const cfg_edge& z : zeros) ok = ok && !llvm::isPotentiallyReachable(set.second, z.first);
+                ok = ok && !reaches_avoiding(set.second, &bb, tested->getParent());
+            }
+            if (!ok) continue;
+            const cfg_edge zero_edge{&bb, br->getSuccessor(zero_succ)};
+            if (zero_edge_of_.count(zero_edge) != 0) continue;
+            zero_edge_of_[zero_edge] = flags_.size();
+            flags_.push_back(std::move(w));
+        }
+    }
+    static const llvm::Value* strip_casts(const llvm::Value* v) {
+        while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) v = cast->getOperand(0);
+        return v;
+    }
+    // Whether `to` is reachable from `from` on a path that does not enter `avoid` again (a
+    // path that starts in `avoid` has passed it: false).
+    static bool reaches_avoiding(const llvm::BasicBlock* from, const llvm::BasicBlock* to, const llvm::BasicBlock* avoid) {
+        if (from == avoid) return false;
+        if (from == to) return true;
+        std::set<const llvm::BasicBlock*> seen{from};
+        std::vector<const llvm::BasicBlock*> work{from};
+        while (!work.empty()) {
+            const llvm::BasicBlock* b = work.back();
+            work.pop_back();
+            for (const llvm::BasicBlock* next : llvm::successors(b)) {
+                if (next == to) return true;
+                if (next != avoid && seen.insert(next).second) work.push_back(next);
+            }
+        }
+        return false;
     }
 
     // Hint flags (link-free's insert_flushed / delete_flushed): a branch on a
@@ -222,7 +319,7 @@ public:
             if (!at.stack || !at.offset) return std::nullopt;
             auto b = bound_.find({at.object, *at.offset});
             if (b == bound_.end()) return std::nullopt;
-            passthrough here{0, b->second.offset, std::nullopt, b->second.skip};
+            passthrough here{0, b->second.offset, std::nullopt, b->second.skip, std::nullopt};
             if (const auto* a = llvm::dyn_cast<llvm::Argument>(b->second.object); a != nullptr) {
                 here.arg = a->getArgNo();
             } else if (const auto held = path_of(b->second.object); held && held->field) {
@@ -243,8 +340,13 @@ private:
         state in;
         bool first = true;
         for (const llvm::BasicBlock* pred : llvm::predecessors(bb)) {
-            auto it = outs.find(pred);
-            if (it == outs.end()) continue;  // not reached yet: the bottom of the join
+            if (cut_ != nullptr && cut_->count({pred, bb}) != 0) continue;  // a flag's setting edge
+            const std::map<const llvm::BasicBlock*, state>* from = &outs;
+            if (cut_ == nullptr)
+                if (auto z = zero_edge_of_.find({pred, bb}); z != zero_edge_of_.end())
+                    from = &flags_[z->second].outs;  // the flag is zero: the paths that never set it
+            auto it = from->find(pred);
+            if (it == from->end()) continue;  // not reached yet: the bottom of the join
             state edge;  // the out-state as this edge changes it
             const state* pp = &it->second;
             if (hints_.count({pred, bb}) != 0) {  // a set hint flag: as if fenced (find_hints)
@@ -333,7 +435,10 @@ private:
     // A place, with the sentinels FERRITE_FLOW_SENTINEL_AT marked in this function.
     place locate(const llvm::Value* address) {
         place p = place_of(address, layout_, through(), canonical_);
-        if (cursors_.count(p.object) != 0) p.offset.reset();
+        if (cursors_.count(p.object) != 0 && p.offset) {  // an iterator's element: the field in it
+            p.field_in_element = p.offset;
+            p.offset.reset();
+        }
         if (!marked_.empty() && marked_.count({p.object, p.offset ? floor_line(*p.offset) : unknown_line}) != 0)
             p.sentinel = true;
         return p;
@@ -351,9 +456,28 @@ private:
             getter = true;
             const llvm::Function* callee = call->getCalledFunction();
             const passthrough* p = callee != nullptr ? returned(*callee) : nullptr;
+            if (const auto key = external_getter_key(*call); p == nullptr && key) {
+                getter = false;  // a pseudo-field: not an iterator on the stack
+                from = locate(call->getArgOperand(0));
+                if (from->offset) from->offset = *from->offset + *key;
+            }
             if (p != nullptr && p->load && p->arg < call->arg_size()) {
                 from = locate(call->getArgOperand(p->arg));
                 if (from->offset) from->offset = *from->offset + *p->load;
+                if (p->load2) {  // the field *load2 of what that pointer field points to
+                    place held;
+                    if (from->offset) {
+                        if (!in_progress_.insert(&read).second) return &read;  // re-entered: not memoised
+                        held = field_object(*from, 0);  // may locate other stores' addresses: in_progress_
+                        in_progress_.erase(&read);
+                    }
+                    if (held.stack || held.object == nullptr || !held.offset) {
+                        canonical_of_[&read] = &read;
+                        return &read;
+                    }
+                    held.offset = *held.offset + *p->load2;
+                    from = held;
+                }
             }
         }
         const llvm::Value* out = &read;
@@ -382,6 +506,15 @@ private:
         if (from && from->offset) {
             out = canonical_at_.emplace(location{from->object, *from->offset}, &read).first->second;
             field_of_.emplace(out, location{from->object, *from->offset});
+        } else if (from && !getter && from->object != nullptr && !from->stack && from->field_in_element &&
+                   read.getType()->isPointerTy()) {
+            // A pointer field of every element of an array (issue 22's seventh round): the
+            // word pointers of an undo log's write set, read as `w.word` in a range-for and as
+            // `writes[i].word` in a later loop, are one object (somewhere in it), so loop
+            // correlation can match the second loop's write-backs to the first's stores.
+            // Elements told apart by index are taken for one (a missed report, as for a
+            // variable index into one object).
+            out = element_field_.emplace(location{from->object, *from->field_in_element}, &read).first->second;
         }
         // What a volatile container owns is volatile: an element reached through a getter
         // of a FERRITE_FLOW_SKIP field (a std::vector's operator[]). A pointer loaded from
@@ -416,6 +549,18 @@ private:
         const auto* a = llvm::dyn_cast<llvm::Argument>(it->second.first);
         if (a == nullptr) return std::nullopt;
         return path{a->getArgNo(), it->second.second};
+    }
+    // The same, one level deeper for write-backs and pending stores (issue 22's seventh
+    // round): the object a pointer field of what an argument's pointer field points to
+    // points to (`this` captured by a lambda: closure.this.image_, the epoch log's apply
+    // through for_each_record's callback). `second` is that second field.
+    std::optional<std::pair<path, std::optional<std::int64_t>>> path2_of(const llvm::Value* object) const {
+        if (const auto at = path_of(object)) return std::make_pair(*at, std::optional<std::int64_t>());
+        auto it = field_of_.find(object);
+        if (it == field_of_.end()) return std::nullopt;
+        const auto outer = path_of(it->second.first);
+        if (!outer || !outer->field) return std::nullopt;
+        return std::make_pair(*outer, std::optional<std::int64_t>(it->second.second));
     }
 
     // The object the pointer field at `at` (object, constant offset) points to, as the
@@ -475,10 +620,14 @@ private:
 
     // Where a summary's (argument, field) lands in the caller, at `offset` from it.
     place target(const llvm::CallBase& call, unsigned arg, std::optional<std::int64_t> field,
-                 std::optional<std::int64_t> offset) {
+                 std::optional<std::int64_t> offset, std::optional<std::int64_t> field2 = std::nullopt) {
         place base = locate(call.getArgOperand(arg));
         if (field) {
             base = field_object(base, *field);
+            if (base.stack || base.object == nullptr) return base;
+        }
+        if (field && field2) {
+            base = field_object(base, *field2);
             if (base.stack || base.object == nullptr) return base;
         }
         return shifted(base, offset);
@@ -541,6 +690,14 @@ private:
             if (const auto* c = llvm::dyn_cast_or_null<llvm::Constant>(e.stored); c != nullptr && c->isNullValue())
                 disarms_.insert(&inst);
         }
+        // The callee's own stores, for its callers' log check (summary::stores): a log armed
+        // there must be durable before them too (the vector's grow: the REPLACE tag fenced
+        // before vector_install stores the new array's offset).
+        if (tracked && !p.log && !p.sentinel && collect_ != nullptr && out != nullptr)
+            if (const auto at = path2_of(p.object); at && collect_->stores.size() < 64)
+                collect_->stores.push_back({at->first.arg, at->first.field,
+                                            span && span->first == span->second ? std::optional(span->first) : std::nullopt,
+                                            false, at->second});
         if (tracked && p.sentinel && collect_ != nullptr && out != nullptr)
             if (const auto at = path_of(p.object))
                 add_sentinel({at->arg, at->field, span ? std::optional<std::int64_t>(span->first) : std::nullopt, s.fenced});
@@ -651,7 +808,8 @@ private:
     void flush_place(const place& p, std::optional<std::uint64_t> len, bool sync, const llvm::Instruction& inst,
                      state& s, std::vector<report>* out, bool double_flush) {
         if (collect_ != nullptr && out != nullptr)
-            if (const auto at = path_of(p.object)) collect_->flushes.push_back({at->arg, at->field, p.offset, len, sync});
+            if (const auto at = path2_of(p.object))
+                collect_->flushes.push_back({at->first.arg, at->first.field, p.offset, len, sync, at->second});
         const auto span = lines(p, len);
         // (plain integers: GCC 12 warns of a maybe-uninitialised optional in the loop)
         std::int64_t key_first = 0, key_last = 0, key_per = -1;
@@ -765,7 +923,7 @@ private:
         }
         for (const auto& r : callee.flushes) {
             if (r.arg >= call.arg_size()) continue;
-            const place p = target(call, r.arg, r.field, r.offset);
+            const place p = target(call, r.arg, r.field, r.offset, r.field2);
             if (!p.stack && p.object != nullptr) flush_place(p, r.len, r.sync, call, s, out, false);
         }
         // The callee's sentinel stores, checked against this function's pending stores after the
@@ -782,11 +940,23 @@ private:
                 if (const auto at = path_of(p.object))
                     add_sentinel({at->arg, at->field, p.offset ? std::optional(l) : std::nullopt, s.fenced || st.fenced_before});
         }
+        // The callee's stores, checked against a log armed here and not yet durable (only the
+        // log check: its own write-backs and fences are the callee's business).
+        if (out != nullptr && !logs_.empty())
+            for (const auto& st : callee.stores) {
+                if (st.arg >= call.arg_size()) continue;
+                const place p = target(call, st.arg, st.field,
+                                       st.line ? std::optional<std::int64_t>(*st.line * line_bytes) : std::nullopt, st.field2);
+                if (p.stack || p.object == nullptr || !persistent(p) || p.log) continue;
+                const std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
+                const auto span = p.offset ? std::optional(std::make_pair(l, l)) : std::nullopt;
+                check_log(p, span, call, s, *out);
+            }
         if (callee.fences) fence(s);
         for (const auto& pd : callee.pendings) {
             if (pd.arg >= call.arg_size()) continue;
             const place p = target(call, pd.arg, pd.field,
-                                   pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt);
+                                   pd.line ? std::optional<std::int64_t>(*pd.line * line_bytes) : std::nullopt, pd.field2);
             if (p.stack || p.object == nullptr) continue;
             std::int64_t l = p.offset ? floor_line(*p.offset) : unknown_line;
             if (const auto keys = element_lines(p, 1); keys && keys->first == keys->second) l = keys->first;
@@ -804,15 +974,15 @@ private:
         if (collect_ != nullptr) {  // a summary run: record, report nothing
             collect_->fences = collect_->fences && s.fenced;
             for (const auto& [loc, c] : s.d) {
-                const auto at = path_of(loc.first);
+                const auto at = path2_of(loc.first);
                 // A sentinel or durable field is the function's own to make durable: it is
                 // reported there (analyse_function), not handed to the caller, unless it is
                 // written back and only the fence is left to the caller (below).
                 if (c.value == dur::fence || !at || (annotated_.count(c.origin) != 0 && c.value != dur::flush))
                     continue;
-                collect_->pendings.push_back({at->arg, at->field,
+                collect_->pendings.push_back({at->first.arg, at->first.field,
                                               loc.second < 0 ? std::nullopt : std::optional<std::int64_t>(loc.second),
-                                              c.value == dur::flush});
+                                              c.value == dur::flush, at->second});
             }
             return;
         }
@@ -893,11 +1063,19 @@ private:
     std::set<const llvm::Instruction*> disarms_;       // log word stores of zero
     std::set<location> marked_;                        // FERRITE_FLOW_SENTINEL_AT's words
     std::set<std::pair<const llvm::BasicBlock*, const llvm::BasicBlock*>> hints_;  // find_hints' edges
+    struct flag_web {
+        std::set<cfg_edge> sets;                             // the edges that make the flag non-zero
+        std::map<const llvm::BasicBlock*, state> outs;  // the fixpoint without them
+    };
+    std::vector<flag_web> flags_;                       // find_flags'
+    std::map<cfg_edge, std::size_t> zero_edge_of_;          // a branch's zero edge -> its flag
+    const std::set<cfg_edge>* cut_ = nullptr;               // the edges a flag's fixpoint leaves out
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };
     std::map<const llvm::Value*, const llvm::Value*> canonical_of_;  // memo of canonical()
     std::map<location, const llvm::Value*> canonical_at_;           // (object, offset) -> its value
+    std::map<location, const llvm::Value*> element_field_;          // (object, field in element) -> its value
     std::set<const llvm::Value*> skipped_;  // elements of FERRITE_FLOW_SKIP containers
     std::map<const llvm::Value*, location> field_of_;  // a canonical read -> the field it reads
     std::map<location, place> bound_;  // a stack object's field -> the pointer a callee bound to it
@@ -928,15 +1106,26 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
         const place p = place_of(ret->getReturnValue(), layout, through);
-        passthrough here{0, p.offset, std::nullopt, p.skip};
+        passthrough here{0, p.offset, std::nullopt, p.skip, std::nullopt};
         if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
             const place from = place_of(load->getPointerOperand(), layout, through);
-            const auto* a2 = llvm::dyn_cast<llvm::Argument>(from.object);
-            if (a2 == nullptr || !from.offset) return std::nullopt;
-            here.arg = a2->getArgNo();
-            here.load = from.offset;
+            if (!from.offset) return std::nullopt;
+            if (const auto* a2 = llvm::dyn_cast<llvm::Argument>(from.object)) {
+                here.arg = a2->getArgNo();
+                here.load = from.offset;
+            } else if (const auto* inner = llvm::dyn_cast<llvm::LoadInst>(from.object)) {
+                // Two levels: a pointer field of what an argument's pointer field points to.
+                const place outer = place_of(inner->getPointerOperand(), layout, through);
+                const auto* a3 = llvm::dyn_cast<llvm::Argument>(outer.object);
+                if (a3 == nullptr || !outer.offset) return std::nullopt;
+                here.arg = a3->getArgNo();
+                here.load = outer.offset;
+                here.load2 = from.offset;
+            } else {
+                return std::nullopt;
+            }
         } else {
             return std::nullopt;
         }

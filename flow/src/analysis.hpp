@@ -37,7 +37,13 @@
 // only when the first stored nothing); (5) FERRITE_FLOW_STORED_ELSEWHERE(p, n) puts the
 // lines at p at Write, as a store would, in any function: a write-back-only function (a
 // log's seal, link-free's flush_delete) declares the stores other calls left for it to make
-// durable, which no one-function analysis sees (no publication, pair or log check there).
+// durable, which no one-function analysis sees (no publication, pair or log check there);
+// (6) a flag correlation: the zero edge of a branch on a local flag or counter (a phi web of
+// constants) takes the fixpoint over the CFG without the edges that set it (`if (wrote)
+// pfence()`: the skip edge is taken only when no write-back ran); (7) a pointer field of
+// every element of an array is one object (`w.word` in a range-for, `writes[i].word`
+// later), and summaries reach one level deeper (arg.field.field2, a lambda's captured
+// `this`) and list the function's stores, which a caller checks against a log it armed.
 //
 // Assumes: in an analysis root (FERRITE_FLOW_ROOT) every store through memory other than
 // the function's stack and globals is persistent; elsewhere only fields marked

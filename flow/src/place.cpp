@@ -1,7 +1,11 @@
 // flow/src/place.cpp: see place.hpp.
 #include "place.hpp"
 
+#include <functional>
+#include <string>
 #include <string_view>
+
+#include <llvm/Demangle/Demangle.h>
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
@@ -15,6 +19,19 @@
 #include <llvm/IR/Operator.h>
 
 namespace ferrite::flow {
+
+std::optional<std::int64_t> external_getter_key(const llvm::CallBase& call) {
+    const llvm::Function* f = call.getCalledFunction();
+    if (f == nullptr || !f->isDeclaration() || f->isIntrinsic() || call.arg_size() != 1 ||
+        !call.getType()->isPointerTy() || !call.getArgOperand(0)->getType()->isPointerTy())
+        return std::nullopt;
+    const std::string name = llvm::demangle(f->getName().str());
+    if (name.size() < 7 || name.compare(name.size() - 7, 7, ") const") != 0) return std::nullopt;
+    // Far below any real field offset, one per function (a collision only merges two getters).
+    return -(std::int64_t{1} << 40) - static_cast<std::int64_t>(std::hash<std::string>{}(name) % (std::uint64_t{1} << 30)) * 64;
+}
+
+bool external_getter(const llvm::CallBase& call) { return external_getter_key(call).has_value(); }
 
 const char* annotation_text(const llvm::Value* global_string) {
     const auto* g = llvm::dyn_cast<llvm::GlobalVariable>(global_string->stripPointerCasts());
@@ -49,6 +66,7 @@ namespace {
 struct offset_walk {
     enum class mode : std::uint8_t { exact, range, element, lost } m = mode::exact;
     std::int64_t lo = 0, hi = 0, stride = 0, outer = 0;
+    std::optional<std::int64_t> lost_at;  // lo when an exact offset was lost
 
     void add(std::int64_t d) {
         if (m == mode::exact || m == mode::range) {
@@ -58,7 +76,10 @@ struct offset_walk {
             outer += d;
         }
     }
-    void lose() { m = mode::lost; }
+    void lose() {
+        if (m == mode::exact) lost_at = lo;
+        m = mode::lost;
+    }
     // A variable index over elements of `size` bytes; count: the array's length, if an array.
     void variable(std::int64_t size, std::optional<std::uint64_t> count) {
         const bool lines = size > 0 && size % line_bytes == 0;
@@ -164,6 +185,10 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
                 continue;
             }
         }
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(v); call != nullptr && canonical && external_getter(*call)) {
+            v = canonical(*call);  // a read of a pseudo-field of its object (external_getter)
+            break;
+        }
         if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v); phi != nullptr && phis.insert(phi).second) {
             // A loop's cursor (an iterator, `p = p + 1`): the object its first value not
             // derived from the cursor itself points into, somewhere in it.
@@ -188,6 +213,7 @@ place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passt
     }
     out.object = v;
     if (w.m == offset_walk::mode::exact) out.offset = w.lo;
+    if (w.m == offset_walk::mode::lost) out.field_in_element = w.lost_at;
     if (w.m == offset_walk::mode::element && w.outer % line_bytes == 0) {
         out.stride = w.stride;
         out.elem_lo = w.lo;

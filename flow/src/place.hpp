@@ -27,6 +27,7 @@
 #include <llvm/ADT/STLFunctionalExtras.h>
 
 namespace llvm {
+class CallBase;
 class Function;
 class Value;
 class DataLayout;
@@ -51,6 +52,10 @@ struct place {
     // the field's whole array). 0: anywhere in the object.
     std::int64_t stride = 0;
     std::int64_t elem_lo = 0, elem_hi = 0;
+    // Behind a variable index or a loop's cursor (offset nullopt): the constant offset the
+    // walk had added before it lost the offset, the field's offset in its element
+    // (`writes[i].word`, a range-for's `w.word`: 8). nullopt: lost from the start.
+    std::optional<std::int64_t> field_in_element;
 };
 
 // A function that returns one of its pointer arguments plus an offset (an accessor such as
@@ -64,6 +69,10 @@ struct passthrough {
     std::optional<std::int64_t> offset;  // nullopt: not a constant
     std::optional<std::int64_t> load;    // the returned pointer is loaded from arg + *load
     bool skip = false;                   // every return is a FERRITE_FLOW_SKIP field's address
+    // With load2: loaded from the pointer read at arg + *load, plus *load2 (a lambda that
+    // returns a captured `this`'s field plus an index: the undo log rollback's `word(i)`,
+    // base_ + entries[i].offset; issue 22's seventh round).
+    std::optional<std::int64_t> load2;
 };
 using passthrough_of = llvm::function_ref<const passthrough*(const llvm::Function&)>;
 
@@ -75,6 +84,14 @@ using canonical_of = llvm::function_ref<const llvm::Value*(const llvm::Value&)>;
 
 place place_of(const llvm::Value* address, const llvm::DataLayout& layout, passthrough_of through = nullptr,
                canonical_of canonical = nullptr);
+
+// A const member function with no argument but its object, defined in another unit, that
+// returns a pointer (pmem::pool_ref::base()): its result is read like a pointer field of its
+// object, at a pseudo offset (the key: far below any real field) that names the function,
+// so two calls on one object give one object and a summary can name it as arg.field
+// (issue 22's seventh round: the deque recovery's ring at pool.base() + h->data).
+std::optional<std::int64_t> external_getter_key(const llvm::CallBase& call);
+bool external_getter(const llvm::CallBase& call);
 
 // The annotation string of a clang `annotate` attribute's global ("" if it is not one).
 const char* annotation_text(const llvm::Value* global_string);

@@ -117,7 +117,7 @@ void list_functions(const llvm::Module& m, const std::vector<const llvm::Functio
 // One line per summary with an effect: flushes (arg[.field]+offset/len), fence, pendings,
 // sentinel stores (after a fence: "fenced").
 void print_summary(const llvm::Function& f, const summary& s) {
-    if (s.flushes.empty() && s.pendings.empty() && !s.fences && s.sentinels.empty()) return;
+    if (s.flushes.empty() && s.pendings.empty() && !s.fences && s.sentinels.empty() && !s.returns) return;
     auto& os = llvm::errs();
     os << llvm::demangle(f.getName().str()) << ":";
     const auto path = [&](unsigned arg, const std::optional<std::int64_t>& field) {
@@ -127,18 +127,26 @@ void print_summary(const llvm::Function& f, const summary& s) {
     for (const auto& r : s.flushes) {
         os << " flush";
         path(r.arg, r.field);
+        if (r.field2) os << "." << *r.field2;
         os << "+" << (r.offset ? std::to_string(*r.offset) : "?") << "/" << (r.len ? std::to_string(*r.len) : "?");
     }
     if (s.fences) os << " fence";
     for (const auto& p : s.pendings) {
         os << (p.written_back ? " flushed" : " written");
         path(p.arg, p.field);
+        if (p.field2) os << "." << *p.field2;
         os << "@" << (p.line ? std::to_string(*p.line) : "?");
     }
     for (const auto& st : s.sentinels) {
         os << (st.fenced_before ? " fenced-sentinel" : " sentinel");
         path(st.arg, st.field);
         os << "@" << (st.line ? std::to_string(*st.line) : "?");
+    }
+    if (const auto& r = s.returns) {  // an accessor (place.hpp's passthrough)
+        os << " returns a" << r->arg;
+        if (r->load) os << "." << *r->load;
+        if (r->load2) os << "." << *r->load2;
+        os << "+" << (r->offset ? std::to_string(*r->offset) : "?") << (r->skip ? " skip" : "");
     }
     os << "\n";
 }

@@ -48,17 +48,24 @@ struct summary {
         std::optional<std::int64_t> offset;  // from what the argument (or its field) points to
         std::optional<std::uint64_t> len;
         bool sync;  // clflush: the line is at Fence at once
+        std::optional<std::int64_t> field2;  // arg.field.field2: one level deeper (analysis.cpp's path2_of)
     };
     struct pending {
         unsigned arg;
         std::optional<std::int64_t> field;
         std::optional<std::int64_t> line;  // line of the argument's object; nullopt: unknown
         bool written_back;                 // Flush (true) or Write (false) at the return
+        std::optional<std::int64_t> field2;  // arg.field.field2 (as range's)
     };  // (a sentinel or durable field's store is the callee's own: not handed on)
     std::vector<range> flushes;
     bool fences = false;  // a fence on every path, after the write-backs above (a set hint flag's
                           // early return counts: analysis.cpp's find_hints)
     std::vector<pending> pendings;
+    // Every persistent store the function makes through an argument (written back or not, at
+    // most 64; `written_back` unused): a caller checks each against a log it armed and has
+    // not yet made durable (issue 22's seventh round: FlowNvm's log-before-modify across a
+    // call, the vector's grow and vector_install).
+    std::vector<pending> stores;
     // Stores to a sentinel through an argument (arg.field, at a line), in the order the
     // function makes them: a caller checks the pair pattern at the call, against its own
     // pending stores (all of them; only the unwritten ones when the function has fenced

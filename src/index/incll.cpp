@@ -134,7 +134,11 @@ void basic_incll<K>::write_back_claimed(bool helper) noexcept {
             const std::uint64_t lines = dirty_epoch_of<K>(d) & all_lines<K>;
             const auto* base = reinterpret_cast<const std::byte*>(d);
             for (unsigned line = 0; line < leaf::lines; ++line)
-                if (lines & line_bit(line)) pmem::pwb(base + line * pmem::cache_line_size);
+                if (lines & line_bit(line)) {
+                    // the epoch's operations dirtied it (log_node's callers, any thread)
+                    FERRITE_FLOW_STORED_ELSEWHERE(base + line * pmem::cache_line_size, pmem::cache_line_size);
+                    pmem::pwb(base + line * pmem::cache_line_size);
+                }
         }
         ++claimed;
         w = claim_.load(std::memory_order_acquire);  // after the pwbs: a locked CAS here would wait for them

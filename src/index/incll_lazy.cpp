@@ -183,7 +183,11 @@ void basic_lazy_recovery<K>::finish(node_base* root) {
     for (std::uint64_t i = 0; i < nodes_.allocated(); ++i)
         if (state_[i].load(std::memory_order_relaxed) == changed) {
             const auto* node = reinterpret_cast<const std::byte*>(nodes_.node_of(i));
-            for (const unsigned line : rolled_back_lines_of<K>) pmem::pwb(node + line * pmem::cache_line_size);
+            for (const unsigned line : rolled_back_lines_of<K>) {
+                // ensure() rolled it back (walk, or an operation's first access on any thread)
+                FERRITE_FLOW_STORED_ELSEWHERE(node + line * pmem::cache_line_size, pmem::cache_line_size);
+                pmem::pwb(node + line * pmem::cache_line_size);
+            }
             wrote = true;
         }
     if (wrote) pmem::pfence();  // every rollback is durable before the commit line forgets the epoch

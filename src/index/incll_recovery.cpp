@@ -199,7 +199,11 @@ private:
         if (depth > 64) damaged("the tree is deeper than 64 levels");
         if (nodes_->recover(n, parent)) {  // validated; rolled back: its changed lines written back
             const auto* base = reinterpret_cast<const std::byte*>(n);
-            for (const unsigned line : rolled_back_lines_of<K>) pmem::pwb(base + line * pmem::cache_line_size);
+            for (const unsigned line : rolled_back_lines_of<K>) {
+                // the rollback nodes_->recover() just made (stores its summary does not hand on)
+                FERRITE_FLOW_STORED_ELSEWHERE(base + line * pmem::cache_line_size, pmem::cache_line_size);
+                pmem::pwb(base + line * pmem::cache_line_size);
+            }
             wrote_ = true;
         }
         if (n->is_leaf()) {

@@ -236,7 +236,7 @@ inline void deque_commit(deque_header* h, std::uint64_t head, std::uint64_t size
 // record and replays again. After that the ring alone holds them, as after a pass that did
 // not crash (the next pass, maybe on another thread whose fence would not order this
 // thread's stores, finds nothing to repeat).
-inline void deque_replay_redo(const pmem::pool_ref& pool, deque_header* h) noexcept {
+FERRITE_FLOW_ROOT inline void deque_replay_redo(const pmem::pool_ref& pool, deque_header* h) noexcept {
     const auto st = deque_committed(*h);
     if (st.redo_front + st.redo_back == 0) return;
     const auto esz = h->element_size;

@@ -64,7 +64,7 @@ struct alignas(64) dpfc_header {
 };
 
 struct alignas(64) dpfc_state {
-    std::uint64_t epoch;  // stored last; the record with the larger epoch is the state
+    std::uint64_t epoch FERRITE_FLOW_SENTINEL;  // stored last; the record with the larger epoch is the state
     std::uint64_t head;   // ring slot of element 0 (a stack's: 0)
     std::uint64_t size;
     std::uint32_t redo;    // redo values in use: the elements at [size - redo, size)

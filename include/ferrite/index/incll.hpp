@@ -213,7 +213,7 @@ private:
     // The boundary's write-back, shared by the thread that ends the epoch and the writers
     // waiting on their shard locks: claims chunks of the dirty lists of the open write-back
     // (claim_) one at a time, writes back their lines, fences its own write-backs, counts them.
-    void write_back_claimed(bool helper) noexcept;
+    FERRITE_FLOW_ROOT void write_back_claimed(bool helper) noexcept;
     void lock_helping(std::atomic<std::uint32_t>& lock) noexcept;
     // Puts n on the dirty list of the current epoch (first time) and notes the lines written.
     void touch(node_base* n, unsigned lines) noexcept;

@@ -149,7 +149,7 @@ public:
     // recover_all, then the rollbacks' lines written back and fenced, then the commit line's
     // pending epoch cleared (made durable by the next commit). Only with no writer inside an operation and no
     // epoch end running (a clean close; the epoch end before the wrap scrub).
-    void finish(node_base* root);
+    FERRITE_FLOW_ROOT void finish(node_base* root);
     bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
     std::uint64_t pending_epoch() const noexcept { return pending_; }
     std::uint64_t recovered_count() const noexcept { return count_.load(std::memory_order_relaxed); }
@@ -162,11 +162,11 @@ private:
     std::byte* const region_;
     const basic_node_recovery<K> nodes_;
     const std::uint64_t pending_;
-    std::unique_ptr<std::atomic<std::uint8_t>[]> state_;
+    FERRITE_FLOW_SKIP std::unique_ptr<std::atomic<std::uint8_t>[]> state_;
     static constexpr unsigned lock_count = 1024;
-    std::unique_ptr<std::atomic<std::uint32_t>[]> locks_;
-    std::atomic<bool> finished_{false};
-    std::atomic<std::uint64_t> count_{0};
+    FERRITE_FLOW_SKIP std::unique_ptr<std::atomic<std::uint32_t>[]> locks_;
+    FERRITE_FLOW_SKIP std::atomic<bool> finished_{false};
+    FERRITE_FLOW_SKIP std::atomic<std::uint64_t> count_{0};
 };
 
 extern template class basic_node_recovery<std::uint64_t>;
