@@ -19,9 +19,6 @@
 //   g++ -std=c++20 -O3 -DNDEBUG -I<variant>/include -I. bench/calibration/one_thread_cpu.cpp
 //       build/release/src/libferrite.a -lpmem2 -lpthread -o /tmp/one-thread-cpu
 // Pools: /dev/shm, backend clwb.
-#include <time.h>
-
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +26,7 @@
 #include <mutex>
 #include <vector>
 
+#include "bench/calibration/cpu_clock.hpp"
 #include "bench/containers/scratch_pool.hpp"
 #include "ferrite/containers/stack.hpp"
 #include "ferrite/pmem/backend.hpp"
@@ -36,20 +34,17 @@
 
 namespace {
 
+using ferrite::bench::calibration::median;
+using ferrite::bench::calibration::thread_cpu_ns;
+
 using namespace ferrite;
 constexpr int ops = 200000;
-
-double cpu_ns() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
 
 double floor_ns(bool with_xchg) {
     bench::scratch_pool sp("/dev/shm");
     auto* lines = static_cast<std::uint64_t*>(sp.heap().allocate(64 * 64));
     std::atomic<std::uint32_t> word{0};
-    const double t0 = cpu_ns();
+    const double t0 = thread_cpu_ns();
     for (int i = 0; i < ops; ++i) {
         auto* w = lines + (i % 64) * 8;
         *w = static_cast<std::uint64_t>(i);
@@ -57,7 +52,7 @@ double floor_ns(bool with_xchg) {
         pmem::pfence();
         if (with_xchg) word.exchange(0);
     }
-    return (cpu_ns() - t0) / ops;
+    return (thread_cpu_ns() - t0) / ops;
 }
 
 // store + pwb + pfence + xchg over a ring of `n` lines (n = 64: floor+xchg): each store goes to
@@ -71,7 +66,7 @@ double ring_ns(unsigned n, unsigned load_back = 0, bool value_line = false) {
     std::memset(lines, 0, (n + 1) * 64);
     std::uint64_t* value = lines + n * 8;
     std::atomic<std::uint32_t> word{0};
-    const double t0 = cpu_ns();
+    const double t0 = thread_cpu_ns();
     for (int i = 0; i < ops; ++i) {
         auto* w = lines + (i % n) * 8;
         std::uint64_t e = static_cast<std::uint64_t>(i);
@@ -87,7 +82,7 @@ double ring_ns(unsigned n, unsigned load_back = 0, bool value_line = false) {
         pmem::pfence();
         word.exchange(0);
     }
-    return (cpu_ns() - t0) / ops;
+    return (thread_cpu_ns() - t0) / ops;
 }
 
 // A dependent chain of `k` multiply-adds (about 4 cycles each), not optimised away.
@@ -106,7 +101,7 @@ double work_ns(int k, int where) {
     auto* lines = static_cast<std::uint64_t*>(sp.heap().allocate(64 * 64));
     std::atomic<std::uint32_t> word{0};
     std::uint64_t x = 1;
-    const double t0 = cpu_ns();
+    const double t0 = thread_cpu_ns();
     for (int i = 0; i < ops; ++i) {
         auto* w = lines + (i % 64) * 8;
         if (where == 0) x = busy(x, k);
@@ -119,7 +114,7 @@ double work_ns(int k, int where) {
         if (where != 0) x = busy(x, k);
     }
     asm volatile("" ::"r"(x));
-    return (cpu_ns() - t0) / ops;
+    return (thread_cpu_ns() - t0) / ops;
 }
 
 double pfc_ns() {
@@ -127,12 +122,12 @@ double pfc_ns() {
     using st = ferrite::stack<std::uint64_t, alloc::buddy_heap>;
     auto s = st::create(sp.pool(), sp.heap(), sp.anchor(), 1024, containers::vector_options{});
     for (std::uint64_t i = 0; i < 100; ++i) s.push(i);
-    const double t0 = cpu_ns();
+    const double t0 = thread_cpu_ns();
     for (int i = 0; i < ops / 2; ++i) {
         s.push(static_cast<std::uint64_t>(i));
         (void)s.pop();
     }
-    return (cpu_ns() - t0) / ops;
+    return (thread_cpu_ns() - t0) / ops;
 }
 
 double mutex_ns() {
@@ -147,17 +142,12 @@ double mutex_ns() {
         c.combine(std::span(one));
     };
     for (std::uint64_t i = 0; i < 100; ++i) run(containers::vector_op::push_back, i);
-    const double t0 = cpu_ns();
+    const double t0 = thread_cpu_ns();
     for (int i = 0; i < ops / 2; ++i) {
         run(containers::vector_op::push_back, static_cast<std::uint64_t>(i));
         run(containers::vector_op::pop_back, 0);
     }
-    return (cpu_ns() - t0) / ops;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return (thread_cpu_ns() - t0) / ops;
 }
 
 }  // namespace

@@ -16,8 +16,6 @@
 //   g++ -std=c++20 -O3 -DNDEBUG -Iinclude bench/trees/log_copy_cpu.cpp build/release/src/libferrite.a
 //       -lpmem2 -lpmemobj -lpthread -o /tmp/log-copy-cpu
 //   /tmp/log-copy-cpu 60000 15 4      # lines an epoch, rounds, hot set MiB
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -26,20 +24,13 @@
 #include <random>
 #include <vector>
 
+#include "bench/calibration/cpu_clock.hpp"
 #include "ferrite/checkpoint/epoch_log.hpp"
 
 namespace {
 
-double cpu_ns() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using ferrite::bench::calibration::median;
+using ferrite::bench::calibration::thread_cpu_ns;
 
 std::byte* aligned(std::size_t n) {
     auto* p = static_cast<std::byte*>(::operator new[](n, std::align_val_t{4096}));
@@ -83,22 +74,22 @@ int main(int argc, char** argv) {
         const std::uint64_t epoch = log.committed_epoch() + 1;
         for (const auto l : chosen) image[l * 64] = static_cast<std::byte>(epoch);  // the program's writes
         sink += read_all(hot_set, hot);
-        double t0 = cpu_ns();
+        double t0 = thread_cpu_ns();
         for (std::size_t i = 0; i < chosen.size(); ++i) {
             if (i + 8 < chosen.size()) __builtin_prefetch(image + chosen[i + 8] * 64, 0);
             if (!log.append(0, epoch, chosen[i] * 64, image + chosen[i] * 64, 64)) return 1;
         }
         log.seal(0);
-        double t1 = cpu_ns();
+        double t1 = thread_cpu_ns();
         log.commit(epoch);
         for (std::size_t i = 0; i < chosen.size(); ++i) {
             if (i + 8 < chosen.size()) __builtin_prefetch(image + chosen[i + 8] * 64, 0);
             log.apply(chosen[i] * 64, image + chosen[i] * 64, 64);
         }
         log.finish_replay();
-        double t2 = cpu_ns();
+        double t2 = thread_cpu_ns();
         sink += read_all(hot_set, hot);
-        double t3 = cpu_ns();
+        double t3 = thread_cpu_ns();
         if (r == 0) continue;
         snap.push_back((t1 - t0) / static_cast<double>(lines));
         apply.push_back((t2 - t1) / static_cast<double>(lines));

@@ -23,8 +23,6 @@
 //       build/release/src/libferrite.a -lpmem2 -lpmemobj -lpthread -o /tmp/tree-cpu
 //   /tmp/tree-cpu ycsb-c 1000000 15 400000      # workload, keys, rounds, ops per round
 // Pools: /dev/shm. docs/checkpointing.md has what it measured.
-#include <time.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -34,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/calibration/cpu_clock.hpp"
 #include "bench/sets/set_pool.hpp"
 #include "bench/trees/btree.hpp"
 #include "bench/trees/cpnvm_btree.hpp"
@@ -42,19 +41,11 @@
 
 namespace {
 
+using ferrite::bench::calibration::median;
+using ferrite::bench::calibration::thread_cpu_ns;
+
 using namespace ferrite;
 using namespace ferrite::bench;
-
-double cpu_ns() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 template <class Tree>
 std::uint64_t one(Tree& t, const op_stream::step& s) {
@@ -121,9 +112,9 @@ int main(int argc, char** argv) {
             // Every variant starts with caches holding none of either tree (untimed): a
             // variant run right after another on the same tree would find its hot keys cached.
             for (std::size_t i = 0; i < evict.size(); i += 8) evict[i] += 1;
-            const double t0 = cpu_ns();
+            const double t0 = thread_cpu_ns();
             for (std::uint64_t i = 0; i < ops; ++i) sink += vs[v].run(streams[v].next());
-            t[v] = (cpu_ns() - t0) / static_cast<double>(ops);
+            t[v] = (thread_cpu_ns() - t0) / static_cast<double>(ops);
             ns[v].push_back(t[v]);
         }
         for (std::size_t v = 0; v < vs.size(); ++v) ratio[v].push_back(t[0] / t[v]);
