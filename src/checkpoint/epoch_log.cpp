@@ -44,7 +44,9 @@ struct block_header {
 static_assert(sizeof(block_header) == line);
 constexpr unsigned length_bits = 24;
 constexpr std::uint64_t max_record_lines = std::uint64_t{1} << length_bits;
-constexpr std::uint64_t max_image_lines = std::uint64_t{1} << 40;  // 2^46 bytes (check_geometry)
+// A descriptor holds the first line in the bits above length_bits: the image may hold at
+// most 2^(64 - length_bits) lines (2^46 bytes; check_geometry).
+constexpr std::uint64_t max_image_lines = std::uint64_t{1} << (64 - length_bits);
 
 std::uint64_t identity_checksum(const identity& id) noexcept { return pmem::fnv1a64(&id, offsetof(identity, checksum)); }
 
@@ -107,7 +109,7 @@ void check_geometry(const log_geometry& g) {
     if (g.log_bytes < 2 * line || g.log_bytes % line != 0 || g.log_bytes > (std::uint64_t{1} << 40))
         throw usage_error("checkpoint log: log_bytes must be a multiple of 64 between 128 and 2^40, not " +
                           std::to_string(g.log_bytes));
-    if (g.image_bytes == 0 || g.image_bytes % line != 0 || g.image_bytes > (std::uint64_t{1} << 46))
+    if (g.image_bytes == 0 || g.image_bytes % line != 0 || g.image_bytes / line > max_image_lines)
         throw usage_error("checkpoint log: image_bytes must be a positive multiple of 64 up to 2^46, not " +
                           std::to_string(g.image_bytes));
 }
