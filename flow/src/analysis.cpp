@@ -91,6 +91,22 @@ public:
         for (const auto& bb : fn)
             for (const auto& inst : bb) order_[&inst] = n++;
         find_flags();
+        find_call_zeros();
+    }
+
+    // A zero-return summary run (summarise_function): the fixpoint leaves out `cut`, the
+    // edges after which the function can only return non-zero (zero_return_cut), and the
+    // blocks they alone lead to.
+    void cut_returns(std::set<cfg_edge> cut) {
+        ret_cut_ = std::move(cut);
+        std::vector<const llvm::BasicBlock*> work{&fn_.getEntryBlock()};
+        reach_.insert(work.back());
+        while (!work.empty()) {
+            const llvm::BasicBlock* b = work.back();
+            work.pop_back();
+            for (const llvm::BasicBlock* next : llvm::successors(b))
+                if (ret_cut_.count({b, next}) == 0 && reach_.insert(next).second) work.push_back(next);
+        }
     }
 
     void run(std::vector<report>& out) {
@@ -98,6 +114,7 @@ public:
         std::map<const llvm::BasicBlock*, state> outs = fixpoint(rpo);
         if (find_hints(outs)) outs = fixpoint(rpo);  // again, with the hint edges fenced
         for (const llvm::BasicBlock* bb : rpo) {
+            if (!reached(bb)) continue;
             state s = in_state(bb, outs);
             for (const auto& inst : *bb) transfer(inst, s, &out);
         }
@@ -117,6 +134,7 @@ public:
         for (unsigned round = 0; changed && round < 1000; ++round) {
             changed = false;
             for (const llvm::BasicBlock* bb : rpo) {
+                if (!reached(bb)) continue;
                 state s = in_state(bb, outs);
                 for (const auto& inst : *bb) transfer(inst, s, nullptr);
                 auto it = outs.find(bb);
@@ -195,6 +213,33 @@ public:
             flags_.push_back(std::move(w));
         }
     }
+    bool reached(const llvm::BasicBlock* bb) const { return ret_cut_.empty() || reach_.count(bb) != 0; }
+
+    // Return-value correlation (issue 22's eighth round): a branch on a call's result
+    // against zero (`if (write_back_deferred(size)) pfence();`), the call in the branch's
+    // own block, whose callee has a zero-return summary (summary::on_zero): on the zero edge
+    // the call applies that summary instead of the meet over all its returns (in_state
+    // re-runs the block's transfer with zero_call_ set).
+    void find_call_zeros() {
+        for (const auto& bb : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
+            if (br == nullptr || !br->isConditional()) continue;
+            const llvm::Value* v = br->getCondition();
+            unsigned zero_succ = 1;
+            if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(v)) {
+                const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
+                if (!cmp->isEquality() || zero == nullptr || !zero->isZero()) continue;
+                v = cmp->getOperand(0);
+                zero_succ = cmp->getPredicate() == llvm::CmpInst::ICMP_EQ ? 0 : 1;
+            }
+            const auto* call = llvm::dyn_cast<llvm::CallBase>(strip_casts(v));
+            if (call == nullptr || call->getParent() != &bb || call->getCalledFunction() == nullptr) continue;
+            const auto it = known_.find(call->getCalledFunction());
+            if (it == known_.end() || !it->second.on_zero) continue;
+            call_zero_edge_[{&bb, br->getSuccessor(zero_succ)}] = call;
+        }
+    }
+
     static const llvm::Value* strip_casts(const llvm::Value* v) {
         while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) v = cast->getOperand(0);
         return v;
@@ -345,17 +390,28 @@ private:
             if (cut_ == nullptr)
                 if (auto z = zero_edge_of_.find({pred, bb}); z != zero_edge_of_.end())
                     from = &flags_[z->second].outs;  // the flag is zero: the paths that never set it
+            if (ret_cut_.count({pred, bb}) != 0) continue;  // a zero-return run: only non-zero returns follow
             auto it = from->find(pred);
             if (it == from->end()) continue;  // not reached yet: the bottom of the join
             state edge;  // the out-state as this edge changes it
             const state* pp = &it->second;
+            state zero;  // the call's result is zero on this edge (find_call_zeros)
+            if (auto c = call_zero_edge_.find({pred, bb}); c != call_zero_edge_.end() && !recomputing_) {
+                recomputing_ = true;
+                zero_call_ = c->second;
+                zero = in_state(pred, *from);
+                for (const auto& inst : *pred) transfer(inst, zero, nullptr);
+                zero_call_ = nullptr;
+                recomputing_ = false;
+                pp = &zero;
+            }
             if (hints_.count({pred, bb}) != 0) {  // a set hint flag: as if fenced (find_hints)
-                edge = it->second;
+                edge = *pp;
                 edge.fenced = true;
                 pp = &edge;
             }
             if (const llvm::Loop* loop = loops_.getLoopFor(pred); loop != nullptr && !loop->contains(bb)) {
-                if (pp != &edge) edge = it->second;
+                if (pp != &edge) edge = *pp;
                 if (exit_write_backs(*loop, edge)) pp = &edge;
             }
             const state& p = *pp;
@@ -905,7 +961,8 @@ private:
             collect_->binds.push_back(b);
     }
 
-    void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
+    void apply(const llvm::CallBase& call, const summary& full, state& s, std::vector<report>* out) {
+        const summary& callee = &call == zero_call_ && full.on_zero ? *full.on_zero : full;
         for (const auto& b : callee.binds) {
             if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
             const place into = locate(call.getArgOperand(b.into));
@@ -1070,6 +1127,11 @@ private:
     std::vector<flag_web> flags_;                       // find_flags'
     std::map<cfg_edge, std::size_t> zero_edge_of_;          // a branch's zero edge -> its flag
     const std::set<cfg_edge>* cut_ = nullptr;               // the edges a flag's fixpoint leaves out
+    std::set<cfg_edge> ret_cut_;                            // a zero-return run's left-out edges (cut_returns)
+    std::set<const llvm::BasicBlock*> reach_;               // the blocks reached without them
+    std::map<cfg_edge, const llvm::CallBase*> call_zero_edge_;  // a branch's zero edge -> the call tested
+    const llvm::CallBase* zero_call_ = nullptr;             // the call in_state re-runs with its on_zero
+    bool recomputing_ = false;                              // in that re-run (one level)
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };
@@ -1102,12 +1164,49 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
     };
     const llvm::DataLayout& layout = f.getParent()->getDataLayout();
     std::optional<passthrough> out;
+    std::vector<const llvm::Value*> values;  // every return's value; a null one names no memory
     for (const auto& bb : f) {
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
-        const place p = place_of(ret->getReturnValue(), layout, through);
+        const llvm::Value* v = ret->getReturnValue();
+        // `return h->data ? base + h->data : nullptr` (the vector's array()): the phi's
+        // non-null values are the returns (issue 22's eighth round).
+        if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v);
+            phi != nullptr && phi->getParent() == &bb && llvm::any_of(phi->incoming_values(), [](const llvm::Value* in) {
+                return llvm::isa<llvm::ConstantPointerNull>(in);
+            })) {
+            for (const llvm::Value* in : phi->incoming_values())
+                if (!llvm::isa<llvm::ConstantPointerNull>(in)) values.push_back(in);
+        } else {
+            values.push_back(v);
+        }
+    }
+    for (const llvm::Value* v : values) {
+        const place p = place_of(v, layout, through);
         passthrough here{0, p.offset, std::nullopt, p.skip, std::nullopt};
-        if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
+        // A field getter called on an argument's field (data() -> array(pool_, h_)), or an
+        // external getter (pool.base(), a pseudo-field) on an argument: a getter of that
+        // field of the argument (issue 22's eighth round).
+        std::optional<std::int64_t> field;
+        const llvm::Value* holder = nullptr;
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(p.object)) {
+            const llvm::Function* callee = call->getCalledFunction();
+            const passthrough* inner = callee != nullptr ? through(*callee) : nullptr;
+            if (inner != nullptr && inner->load && !inner->load2 && inner->arg < call->arg_size()) {
+                field = inner->load;
+                holder = call->getArgOperand(inner->arg);
+            } else if (const auto key = external_getter_key(*call)) {
+                field = key;
+                holder = call->getArgOperand(0);
+            }
+        }
+        if (holder != nullptr) {
+            const place from = place_of(holder, layout, through);
+            const auto* a = llvm::dyn_cast<llvm::Argument>(from.object);
+            if (a == nullptr || !from.offset) return std::nullopt;
+            here.arg = a->getArgNo();
+            here.load = *from.offset + *field;
+        } else if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
             const place from = place_of(load->getPointerOperand(), layout, through);
@@ -1134,6 +1233,58 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
     return out;
 }
 
+// The edges after which `f` can only return non-zero (summary::on_zero): for each return,
+// its value (through casts) a zero constant (none), a non-zero constant (the edges into its
+// block), a phi of constants in the return's block (the edges that bring a non-zero one), or
+// an i1 that is the condition of a branch outside any cycle (that branch's true edge: a path
+// returning zero took the false one). Nullopt when a return is none of these, or no zero
+// return is left.
+std::optional<std::set<cfg_edge>> zero_return_cut(const llvm::Function& f) {
+    if (!f.getReturnType()->isIntegerTy()) return std::nullopt;
+    std::set<cfg_edge> cut;
+    bool zero = false;
+    const auto strip = [](const llvm::Value* v) {
+        while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) v = cast->getOperand(0);
+        return v;
+    };
+    for (const auto& bb : f) {
+        const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
+        if (ret == nullptr) continue;
+        const llvm::Value* v = strip(ret->getReturnValue());
+        if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) {
+            if (c->isZero()) {
+                zero = true;
+            } else {
+                if (&bb == &f.getEntryBlock()) return std::nullopt;
+                for (const llvm::BasicBlock* pred : llvm::predecessors(&bb)) cut.insert({pred, &bb});
+            }
+        } else if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v); phi != nullptr && phi->getParent() == &bb) {
+            for (unsigned i = 0; i < phi->getNumIncomingValues(); ++i) {
+                const auto* in = llvm::dyn_cast<llvm::ConstantInt>(strip(phi->getIncomingValue(i)));
+                if (in == nullptr) return std::nullopt;
+                if (in->isZero())
+                    zero = true;
+                else
+                    cut.insert({phi->getIncomingBlock(i), &bb});
+            }
+        } else if (v->getType()->isIntegerTy(1)) {
+            const llvm::BranchInst* guard = nullptr;
+            for (const llvm::User* u : v->users())
+                if (const auto* br = llvm::dyn_cast<llvm::BranchInst>(u); br != nullptr && br->getParent()->getParent() == &f)
+                    guard = br;
+            if (guard == nullptr || llvm::isPotentiallyReachable(guard->getSuccessor(0), guard->getParent()) ||
+                llvm::isPotentiallyReachable(guard->getSuccessor(1), guard->getParent()))
+                return std::nullopt;
+            cut.insert({guard->getParent(), guard->getSuccessor(0)});
+            zero = true;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!zero || cut.empty()) return std::nullopt;
+    return cut;
+}
+
 }  // namespace
 
 void analyse_function(const llvm::Function& f, bool root, const summaries& known, std::vector<report>& out) {
@@ -1153,6 +1304,15 @@ summary summarise_function(const llvm::Function& f, const summaries& known) {
     out.fences = out.fences && returns;
     out.returns = returned_argument(f, known);
     if (!out.returns) out.returns = a.bound_return();
+    if (auto cut = zero_return_cut(f)) {
+        auto zero = std::make_shared<summary>();
+        zero->fences = returns;
+        analysis z(f, false, known, zero.get());
+        z.cut_returns(std::move(*cut));
+        z.run(none);
+        zero->returns = out.returns;
+        out.on_zero = std::move(zero);
+    }
     return out;
 }
 
