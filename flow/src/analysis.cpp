@@ -96,26 +96,16 @@ public:
 
     // A zero-return summary run (summarise_function): the fixpoint leaves out `cut`, the
     // edges after which the function can only return non-zero (zero_return_cut), and the
-    // blocks they alone lead to.
-    void cut_returns(std::set<cfg_edge> cut) {
-        ret_cut_ = std::move(cut);
-        std::vector<const llvm::BasicBlock*> work{&fn_.getEntryBlock()};
-        reach_.insert(work.back());
-        while (!work.empty()) {
-            const llvm::BasicBlock* b = work.back();
-            work.pop_back();
-            for (const llvm::BasicBlock* next : llvm::successors(b))
-                if (ret_cut_.count({b, next}) == 0 && reach_.insert(next).second) work.push_back(next);
-        }
-    }
+    // blocks they alone lead to (no predecessor reached: in_state's in_reached_).
+    void cut_returns(std::set<cfg_edge> cut) { ret_cut_ = std::move(cut); }
 
     void run(std::vector<report>& out) {
         llvm::ReversePostOrderTraversal<const llvm::Function*> rpo(&fn_);
         std::map<const llvm::BasicBlock*, state> outs = fixpoint(rpo);
         if (find_hints(outs)) outs = fixpoint(rpo);  // again, with the hint edges fenced
         for (const llvm::BasicBlock* bb : rpo) {
-            if (!reached(bb)) continue;
             state s = in_state(bb, outs);
+            if (!in_reached_) continue;
             for (const auto& inst : *bb) transfer(inst, s, &out);
         }
     }
@@ -134,8 +124,8 @@ public:
         for (unsigned round = 0; changed && round < 1000; ++round) {
             changed = false;
             for (const llvm::BasicBlock* bb : rpo) {
-                if (!reached(bb)) continue;
                 state s = in_state(bb, outs);
+                if (!in_reached_) continue;  // only through left-out edges (a flag's, a zero return's)
                 for (const auto& inst : *bb) transfer(inst, s, nullptr);
                 auto it = outs.find(bb);
                 if (it == outs.end() || !(it->second == s)) {
@@ -166,13 +156,19 @@ public:
             unsigned zero_succ = 1;  // a bool tested directly: zero takes the false edge
             if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(v)) {
                 const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
-                if (!cmp->isEquality() || zero == nullptr || !zero->isZero()) continue;
+                // x != 0, x == 0, or unsigned x > 0 (the same as x != 0)
+                if ((!cmp->isEquality() && cmp->getPredicate() != llvm::CmpInst::ICMP_UGT) || zero == nullptr ||
+                    !zero->isZero())
+                    continue;
                 v = cmp->getOperand(0);
                 zero_succ = cmp->getPredicate() == llvm::CmpInst::ICMP_EQ ? 0 : 1;
             }
             v = strip_casts(v);
             const auto* tested = llvm::dyn_cast<llvm::PHINode>(v);
-            if (tested == nullptr) continue;
+            if (tested == nullptr) {
+                find_bound(bb, v, zero_succ);
+                continue;
+            }
             flag_web w;
             std::vector<cfg_edge> zeros;
             std::set<const llvm::PHINode*> seen{tested};
@@ -213,7 +209,6 @@ public:
             flags_.push_back(std::move(w));
         }
     }
-    bool reached(const llvm::BasicBlock* bb) const { return ret_cut_.empty() || reach_.count(bb) != 0; }
 
     // Return-value correlation (issue 22's eighth round): a branch on a call's result
     // against zero (`if (write_back_deferred(size)) pfence();`), the call in the branch's
@@ -238,6 +233,33 @@ public:
             if (it == known_.end() || !it->second.on_zero) continue;
             call_zero_edge_[{&bb, br->getSuccessor(zero_succ)}] = call;
         }
+    }
+
+    // Bound correlation (issue 22's eighth round): a branch on a value against zero
+    // (`if (st.size > 0) pfence();` after `for (k = 0; k < st.size;) { store ... }`). On its
+    // zero edge, every unsigned `x < bound` (or `bound > x`) test on that value is false, so
+    // their true edges (a loop's way into its body) are cut from the zero edge's fixpoint.
+    // The value must not be defined in a loop (one value on every path), and its tests are
+    // those of the same SSA value only.
+    void find_bound(const llvm::BasicBlock& bb, const llvm::Value* bound, unsigned zero_succ) {
+        if (const auto* def = llvm::dyn_cast<llvm::Instruction>(bound); def != nullptr && loops_.getLoopFor(def->getParent()) != nullptr)
+            return;
+        if (!llvm::isa<llvm::Instruction>(bound) && !llvm::isa<llvm::Argument>(bound)) return;
+        flag_web w;
+        for (const auto& other : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(other.getTerminator());
+            if (br == nullptr || !br->isConditional() || br == bb.getTerminator()) continue;
+            const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(br->getCondition());
+            if (cmp == nullptr) continue;
+            const bool below = cmp->getPredicate() == llvm::CmpInst::ICMP_ULT && strip_casts(cmp->getOperand(1)) == bound;
+            const bool above = cmp->getPredicate() == llvm::CmpInst::ICMP_UGT && strip_casts(cmp->getOperand(0)) == bound;
+            if (below || above) w.sets.insert({&other, br->getSuccessor(0)});
+        }
+        if (w.sets.empty()) return;
+        const cfg_edge zero_edge{&bb, bb.getTerminator()->getSuccessor(zero_succ)};
+        if (zero_edge_of_.count(zero_edge) != 0) return;
+        zero_edge_of_[zero_edge] = flags_.size();
+        flags_.push_back(std::move(w));
     }
 
     static const llvm::Value* strip_casts(const llvm::Value* v) {
@@ -439,6 +461,7 @@ private:
                 ++it2;
             }
         }
+        in_reached_ = !first || bb == &fn_.getEntryBlock();
         return in;
     }
 
@@ -1128,7 +1151,7 @@ private:
     std::map<cfg_edge, std::size_t> zero_edge_of_;          // a branch's zero edge -> its flag
     const std::set<cfg_edge>* cut_ = nullptr;               // the edges a flag's fixpoint leaves out
     std::set<cfg_edge> ret_cut_;                            // a zero-return run's left-out edges (cut_returns)
-    std::set<const llvm::BasicBlock*> reach_;               // the blocks reached without them
+    bool in_reached_ = false;                               // in_state's last block: entry, or a predecessor reached
     std::map<cfg_edge, const llvm::CallBase*> call_zero_edge_;  // a branch's zero edge -> the call tested
     const llvm::CallBase* zero_call_ = nullptr;             // the call in_state re-runs with its on_zero
     bool recomputing_ = false;                              // in that re-run (one level)
