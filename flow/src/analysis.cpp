@@ -1177,6 +1177,31 @@ private:
     std::map<const llvm::Instruction*, unsigned> order_;
 };
 
+// Whether an integer value is computed from an argument other than through a load (a
+// block's offset passed in: `heap.at(off)`), a few levels deep; a load (a field read) ends it.
+bool from_argument(const llvm::Value* v, unsigned depth = 0) {
+    if (llvm::isa<llvm::Argument>(v)) return true;
+    if (depth > 8 || llvm::isa<llvm::LoadInst>(v) || llvm::isa<llvm::CallBase>(v)) return depth > 8;
+    if (const auto* inst = llvm::dyn_cast<llvm::Instruction>(v)) {
+        for (const llvm::Value* op : inst->operands())
+            if (from_argument(op, depth + 1)) return true;
+    }
+    return false;
+}
+
+// Whether a pointer's variable offsets (its GEPs' indices, down to its base) come from an
+// argument (from_argument): then each call may return different memory.
+bool offset_from_argument(const llvm::Value* v) {
+    for (;;) {
+        v = v->stripPointerCasts();
+        const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v);
+        if (gep == nullptr) return false;
+        for (const llvm::Value* index : gep->indices())
+            if (from_argument(index)) return true;
+        v = gep->getPointerOperand();
+    }
+}
+
 // The argument (and offset) every return of a pointer-returning function gives back, or
 // the pointer field of an argument it loads (passthrough::load).
 std::optional<passthrough> returned_argument(const llvm::Function& f, const summaries& known) {
@@ -1188,6 +1213,7 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
     const llvm::DataLayout& layout = f.getParent()->getDataLayout();
     std::optional<passthrough> out;
     std::vector<const llvm::Value*> values;  // every return's value; a null one names no memory
+    bool null = false;                       // some return is null: only for the getters below
     for (const auto& bb : f) {
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
@@ -1198,6 +1224,7 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
             phi != nullptr && phi->getParent() == &bb && llvm::any_of(phi->incoming_values(), [](const llvm::Value* in) {
                 return llvm::isa<llvm::ConstantPointerNull>(in);
             })) {
+            null = true;
             for (const llvm::Value* in : phi->incoming_values())
                 if (!llvm::isa<llvm::ConstantPointerNull>(in)) values.push_back(in);
         } else {
@@ -1210,12 +1237,18 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
         // A field getter called on an argument's field (data() -> array(pool_, h_)), or an
         // external getter (pool.base(), a pseudo-field) on an argument: a getter of that
         // field of the argument (issue 22's eighth round).
+        // Not when the offset comes from an argument (`heap.at(off)`: every block of the pool
+        // would be one object).
         std::optional<std::int64_t> field;
         const llvm::Value* holder = nullptr;
-        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(p.object)) {
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(p.object); call != nullptr && !offset_from_argument(v)) {
             const llvm::Function* callee = call->getCalledFunction();
             const passthrough* inner = callee != nullptr ? through(*callee) : nullptr;
-            if (inner != nullptr && inner->load && !inner->load2 && inner->arg < call->arg_size()) {
+            // Only a getter of a pseudo-field (an external getter's: array() on pool.base()):
+            // one of a real field plus a computed offset (buddy_heap::at, whose callers'
+            // blocks, allocate()'s, would all be one object) stays unknown.
+            if (inner != nullptr && inner->load && *inner->load < -(std::int64_t{1} << 39) && !inner->load2 &&
+                inner->arg < call->arg_size()) {
                 field = inner->load;
                 holder = call->getArgOperand(inner->arg);
             } else if (const auto key = external_getter_key(*call)) {
@@ -1229,6 +1262,8 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
             if (a == nullptr || !from.offset) return std::nullopt;
             here.arg = a->getArgNo();
             here.load = *from.offset + *field;
+        } else if (null) {
+            return std::nullopt;  // `return found ? arg : nullptr` stays what it was: no accessor
         } else if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
