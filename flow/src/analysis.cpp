@@ -91,7 +91,13 @@ public:
         for (const auto& bb : fn)
             for (const auto& inst : bb) order_[&inst] = n++;
         find_flags();
+        find_call_zeros();
     }
+
+    // A zero-return summary run (summarise_function): the fixpoint leaves out `cut`, the
+    // edges after which the function can only return non-zero (zero_return_cut), and the
+    // blocks they alone lead to (no predecessor reached: in_state's in_reached_).
+    void cut_returns(std::set<cfg_edge> cut) { ret_cut_ = std::move(cut); }
 
     void run(std::vector<report>& out) {
         llvm::ReversePostOrderTraversal<const llvm::Function*> rpo(&fn_);
@@ -99,6 +105,7 @@ public:
         if (find_hints(outs)) outs = fixpoint(rpo);  // again, with the hint edges fenced
         for (const llvm::BasicBlock* bb : rpo) {
             state s = in_state(bb, outs);
+            if (!in_reached_) continue;
             for (const auto& inst : *bb) transfer(inst, s, &out);
         }
     }
@@ -118,6 +125,7 @@ public:
             changed = false;
             for (const llvm::BasicBlock* bb : rpo) {
                 state s = in_state(bb, outs);
+                if (!in_reached_) continue;  // only through left-out edges (a flag's, a zero return's)
                 for (const auto& inst : *bb) transfer(inst, s, nullptr);
                 auto it = outs.find(bb);
                 if (it == outs.end() || !(it->second == s)) {
@@ -148,13 +156,19 @@ public:
             unsigned zero_succ = 1;  // a bool tested directly: zero takes the false edge
             if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(v)) {
                 const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
-                if (!cmp->isEquality() || zero == nullptr || !zero->isZero()) continue;
+                // x != 0, x == 0, or unsigned x > 0 (the same as x != 0)
+                if ((!cmp->isEquality() && cmp->getPredicate() != llvm::CmpInst::ICMP_UGT) || zero == nullptr ||
+                    !zero->isZero())
+                    continue;
                 v = cmp->getOperand(0);
                 zero_succ = cmp->getPredicate() == llvm::CmpInst::ICMP_EQ ? 0 : 1;
             }
             v = strip_casts(v);
             const auto* tested = llvm::dyn_cast<llvm::PHINode>(v);
-            if (tested == nullptr) continue;
+            if (tested == nullptr) {
+                find_bound(bb, v, zero_succ);
+                continue;
+            }
             flag_web w;
             std::vector<cfg_edge> zeros;
             std::set<const llvm::PHINode*> seen{tested};
@@ -195,6 +209,59 @@ public:
             flags_.push_back(std::move(w));
         }
     }
+
+    // Return-value correlation (issue 22's eighth round): a branch on a call's result
+    // against zero (`if (write_back_deferred(size)) pfence();`), the call in the branch's
+    // own block, whose callee has a zero-return summary (summary::on_zero): on the zero edge
+    // the call applies that summary instead of the meet over all its returns (in_state
+    // re-runs the block's transfer with zero_call_ set).
+    void find_call_zeros() {
+        for (const auto& bb : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
+            if (br == nullptr || !br->isConditional()) continue;
+            const llvm::Value* v = br->getCondition();
+            unsigned zero_succ = 1;
+            if (const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(v)) {
+                const auto* zero = llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1));
+                if (!cmp->isEquality() || zero == nullptr || !zero->isZero()) continue;
+                v = cmp->getOperand(0);
+                zero_succ = cmp->getPredicate() == llvm::CmpInst::ICMP_EQ ? 0 : 1;
+            }
+            const auto* call = llvm::dyn_cast<llvm::CallBase>(strip_casts(v));
+            if (call == nullptr || call->getParent() != &bb || call->getCalledFunction() == nullptr) continue;
+            const auto it = known_.find(call->getCalledFunction());
+            if (it == known_.end() || !it->second.on_zero) continue;
+            call_zero_edge_[{&bb, br->getSuccessor(zero_succ)}] = call;
+        }
+    }
+
+    // Bound correlation (issue 22's eighth round): a branch on a value against zero
+    // (`if (st.size > 0) pfence();` after `for (k = 0; k < st.size;) { store ... }`). On its
+    // zero edge, every unsigned `x < bound` (or `bound > x`) test on that value is false, so
+    // their true edges (a loop's way into its body) are cut from the zero edge's fixpoint.
+    // The value must not be defined in a loop (one value on every path), and its tests are
+    // those of the same SSA value only.
+    void find_bound(const llvm::BasicBlock& bb, const llvm::Value* bound, unsigned zero_succ) {
+        if (const auto* def = llvm::dyn_cast<llvm::Instruction>(bound); def != nullptr && loops_.getLoopFor(def->getParent()) != nullptr)
+            return;
+        if (!llvm::isa<llvm::Instruction>(bound) && !llvm::isa<llvm::Argument>(bound)) return;
+        flag_web w;
+        for (const auto& other : fn_) {
+            const auto* br = llvm::dyn_cast<llvm::BranchInst>(other.getTerminator());
+            if (br == nullptr || !br->isConditional() || br == bb.getTerminator()) continue;
+            const auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(br->getCondition());
+            if (cmp == nullptr) continue;
+            const bool below = cmp->getPredicate() == llvm::CmpInst::ICMP_ULT && strip_casts(cmp->getOperand(1)) == bound;
+            const bool above = cmp->getPredicate() == llvm::CmpInst::ICMP_UGT && strip_casts(cmp->getOperand(0)) == bound;
+            if (below || above) w.sets.insert({&other, br->getSuccessor(0)});
+        }
+        if (w.sets.empty()) return;
+        const cfg_edge zero_edge{&bb, bb.getTerminator()->getSuccessor(zero_succ)};
+        if (zero_edge_of_.count(zero_edge) != 0) return;
+        zero_edge_of_[zero_edge] = flags_.size();
+        flags_.push_back(std::move(w));
+    }
+
     static const llvm::Value* strip_casts(const llvm::Value* v) {
         while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) v = cast->getOperand(0);
         return v;
@@ -345,17 +412,28 @@ private:
             if (cut_ == nullptr)
                 if (auto z = zero_edge_of_.find({pred, bb}); z != zero_edge_of_.end())
                     from = &flags_[z->second].outs;  // the flag is zero: the paths that never set it
+            if (ret_cut_.count({pred, bb}) != 0) continue;  // a zero-return run: only non-zero returns follow
             auto it = from->find(pred);
             if (it == from->end()) continue;  // not reached yet: the bottom of the join
             state edge;  // the out-state as this edge changes it
             const state* pp = &it->second;
+            state zero;  // the call's result is zero on this edge (find_call_zeros)
+            if (auto c = call_zero_edge_.find({pred, bb}); c != call_zero_edge_.end() && !recomputing_) {
+                recomputing_ = true;
+                zero_call_ = c->second;
+                zero = in_state(pred, *from);
+                for (const auto& inst : *pred) transfer(inst, zero, nullptr);
+                zero_call_ = nullptr;
+                recomputing_ = false;
+                pp = &zero;
+            }
             if (hints_.count({pred, bb}) != 0) {  // a set hint flag: as if fenced (find_hints)
-                edge = it->second;
+                edge = *pp;
                 edge.fenced = true;
                 pp = &edge;
             }
             if (const llvm::Loop* loop = loops_.getLoopFor(pred); loop != nullptr && !loop->contains(bb)) {
-                if (pp != &edge) edge = it->second;
+                if (pp != &edge) edge = *pp;
                 if (exit_write_backs(*loop, edge)) pp = &edge;
             }
             const state& p = *pp;
@@ -383,6 +461,7 @@ private:
                 ++it2;
             }
         }
+        in_reached_ = !first || bb == &fn_.getEntryBlock();
         return in;
     }
 
@@ -905,7 +984,8 @@ private:
             collect_->binds.push_back(b);
     }
 
-    void apply(const llvm::CallBase& call, const summary& callee, state& s, std::vector<report>* out) {
+    void apply(const llvm::CallBase& call, const summary& full, state& s, std::vector<report>* out) {
+        const summary& callee = &call == zero_call_ && full.on_zero ? *full.on_zero : full;
         for (const auto& b : callee.binds) {
             if (b.into >= call.arg_size() || b.from >= call.arg_size()) continue;
             const place into = locate(call.getArgOperand(b.into));
@@ -1070,6 +1150,11 @@ private:
     std::vector<flag_web> flags_;                       // find_flags'
     std::map<cfg_edge, std::size_t> zero_edge_of_;          // a branch's zero edge -> its flag
     const std::set<cfg_edge>* cut_ = nullptr;               // the edges a flag's fixpoint leaves out
+    std::set<cfg_edge> ret_cut_;                            // a zero-return run's left-out edges (cut_returns)
+    bool in_reached_ = false;                               // in_state's last block: entry, or a predecessor reached
+    std::map<cfg_edge, const llvm::CallBase*> call_zero_edge_;  // a branch's zero edge -> the call tested
+    const llvm::CallBase* zero_call_ = nullptr;             // the call in_state re-runs with its on_zero
+    bool recomputing_ = false;                              // in that re-run (one level)
     std::function<const passthrough*(const llvm::Function&)> through_ = [this](const llvm::Function& f) {
         return returned(f);
     };
@@ -1092,6 +1177,31 @@ private:
     std::map<const llvm::Instruction*, unsigned> order_;
 };
 
+// Whether an integer value is computed from an argument other than through a load (a
+// block's offset passed in: `heap.at(off)`), a few levels deep; a load (a field read) ends it.
+bool from_argument(const llvm::Value* v, unsigned depth = 0) {
+    if (llvm::isa<llvm::Argument>(v)) return true;
+    if (depth > 8 || llvm::isa<llvm::LoadInst>(v) || llvm::isa<llvm::CallBase>(v)) return depth > 8;
+    if (const auto* inst = llvm::dyn_cast<llvm::Instruction>(v)) {
+        for (const llvm::Value* op : inst->operands())
+            if (from_argument(op, depth + 1)) return true;
+    }
+    return false;
+}
+
+// Whether a pointer's variable offsets (its GEPs' indices, down to its base) come from an
+// argument (from_argument): then each call may return different memory.
+bool offset_from_argument(const llvm::Value* v) {
+    for (;;) {
+        v = v->stripPointerCasts();
+        const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v);
+        if (gep == nullptr) return false;
+        for (const llvm::Value* index : gep->indices())
+            if (from_argument(index)) return true;
+        v = gep->getPointerOperand();
+    }
+}
+
 // The argument (and offset) every return of a pointer-returning function gives back, or
 // the pointer field of an argument it loads (passthrough::load).
 std::optional<passthrough> returned_argument(const llvm::Function& f, const summaries& known) {
@@ -1102,12 +1212,59 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
     };
     const llvm::DataLayout& layout = f.getParent()->getDataLayout();
     std::optional<passthrough> out;
+    std::vector<const llvm::Value*> values;  // every return's value; a null one names no memory
+    bool null = false;                       // some return is null: only for the getters below
     for (const auto& bb : f) {
         const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
         if (ret == nullptr || ret->getReturnValue() == nullptr) continue;
-        const place p = place_of(ret->getReturnValue(), layout, through);
+        const llvm::Value* v = ret->getReturnValue();
+        // `return h->data ? base + h->data : nullptr` (the vector's array()): the phi's
+        // non-null values are the returns (issue 22's eighth round).
+        if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v);
+            phi != nullptr && phi->getParent() == &bb && llvm::any_of(phi->incoming_values(), [](const llvm::Value* in) {
+                return llvm::isa<llvm::ConstantPointerNull>(in);
+            })) {
+            null = true;
+            for (const llvm::Value* in : phi->incoming_values())
+                if (!llvm::isa<llvm::ConstantPointerNull>(in)) values.push_back(in);
+        } else {
+            values.push_back(v);
+        }
+    }
+    for (const llvm::Value* v : values) {
+        const place p = place_of(v, layout, through);
         passthrough here{0, p.offset, std::nullopt, p.skip, std::nullopt};
-        if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
+        // A field getter called on an argument's field (data() -> array(pool_, h_)), or an
+        // external getter (pool.base(), a pseudo-field) on an argument: a getter of that
+        // field of the argument (issue 22's eighth round).
+        // Not when the offset comes from an argument (`heap.at(off)`: every block of the pool
+        // would be one object).
+        std::optional<std::int64_t> field;
+        const llvm::Value* holder = nullptr;
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(p.object); call != nullptr && !offset_from_argument(v)) {
+            const llvm::Function* callee = call->getCalledFunction();
+            const passthrough* inner = callee != nullptr ? through(*callee) : nullptr;
+            // Only a getter of a pseudo-field (an external getter's: array() on pool.base()):
+            // one of a real field plus a computed offset (buddy_heap::at, whose callers'
+            // blocks, allocate()'s, would all be one object) stays unknown.
+            if (inner != nullptr && inner->load && *inner->load < -(std::int64_t{1} << 39) && !inner->load2 &&
+                inner->arg < call->arg_size()) {
+                field = inner->load;
+                holder = call->getArgOperand(inner->arg);
+            } else if (const auto key = external_getter_key(*call)) {
+                field = key;
+                holder = call->getArgOperand(0);
+            }
+        }
+        if (holder != nullptr) {
+            const place from = place_of(holder, layout, through);
+            const auto* a = llvm::dyn_cast<llvm::Argument>(from.object);
+            if (a == nullptr || !from.offset) return std::nullopt;
+            here.arg = a->getArgNo();
+            here.load = *from.offset + *field;
+        } else if (null) {
+            return std::nullopt;  // `return found ? arg : nullptr` stays what it was: no accessor
+        } else if (const auto* a = llvm::dyn_cast<llvm::Argument>(p.object)) {
             here.arg = a->getArgNo();
         } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(p.object)) {
             const place from = place_of(load->getPointerOperand(), layout, through);
@@ -1134,6 +1291,58 @@ std::optional<passthrough> returned_argument(const llvm::Function& f, const summ
     return out;
 }
 
+// The edges after which `f` can only return non-zero (summary::on_zero): for each return,
+// its value (through casts) a zero constant (none), a non-zero constant (the edges into its
+// block), a phi of constants in the return's block (the edges that bring a non-zero one), or
+// an i1 that is the condition of a branch outside any cycle (that branch's true edge: a path
+// returning zero took the false one). Nullopt when a return is none of these, or no zero
+// return is left.
+std::optional<std::set<cfg_edge>> zero_return_cut(const llvm::Function& f) {
+    if (!f.getReturnType()->isIntegerTy()) return std::nullopt;
+    std::set<cfg_edge> cut;
+    bool zero = false;
+    const auto strip = [](const llvm::Value* v) {
+        while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) v = cast->getOperand(0);
+        return v;
+    };
+    for (const auto& bb : f) {
+        const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator());
+        if (ret == nullptr) continue;
+        const llvm::Value* v = strip(ret->getReturnValue());
+        if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) {
+            if (c->isZero()) {
+                zero = true;
+            } else {
+                if (&bb == &f.getEntryBlock()) return std::nullopt;
+                for (const llvm::BasicBlock* pred : llvm::predecessors(&bb)) cut.insert({pred, &bb});
+            }
+        } else if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v); phi != nullptr && phi->getParent() == &bb) {
+            for (unsigned i = 0; i < phi->getNumIncomingValues(); ++i) {
+                const auto* in = llvm::dyn_cast<llvm::ConstantInt>(strip(phi->getIncomingValue(i)));
+                if (in == nullptr) return std::nullopt;
+                if (in->isZero())
+                    zero = true;
+                else
+                    cut.insert({phi->getIncomingBlock(i), &bb});
+            }
+        } else if (v->getType()->isIntegerTy(1)) {
+            const llvm::BranchInst* guard = nullptr;
+            for (const llvm::User* u : v->users())
+                if (const auto* br = llvm::dyn_cast<llvm::BranchInst>(u); br != nullptr && br->getParent()->getParent() == &f)
+                    guard = br;
+            if (guard == nullptr || llvm::isPotentiallyReachable(guard->getSuccessor(0), guard->getParent()) ||
+                llvm::isPotentiallyReachable(guard->getSuccessor(1), guard->getParent()))
+                return std::nullopt;
+            cut.insert({guard->getParent(), guard->getSuccessor(0)});
+            zero = true;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!zero || cut.empty()) return std::nullopt;
+    return cut;
+}
+
 }  // namespace
 
 void analyse_function(const llvm::Function& f, bool root, const summaries& known, std::vector<report>& out) {
@@ -1153,6 +1362,15 @@ summary summarise_function(const llvm::Function& f, const summaries& known) {
     out.fences = out.fences && returns;
     out.returns = returned_argument(f, known);
     if (!out.returns) out.returns = a.bound_return();
+    if (auto cut = zero_return_cut(f)) {
+        auto zero = std::make_shared<summary>();
+        zero->fences = returns;
+        analysis z(f, false, known, zero.get());
+        z.cut_returns(std::move(*cut));
+        z.run(none);
+        zero->returns = out.returns;
+        out.on_zero = std::move(zero);
+    }
     return out;
 }
 

@@ -43,7 +43,13 @@
 // pfence()`: the skip edge is taken only when no write-back ran); (7) a pointer field of
 // every element of an array is one object (`w.word` in a range-for, `writes[i].word`
 // later), and summaries reach one level deeper (arg.field.field2, a lambda's captured
-// `this`) and list the function's stores, which a caller checks against a log it armed.
+// `this`) and list the function's stores, which a caller checks against a log it armed;
+// (8) two more correlations (issue 22's eighth round): a function whose returns are
+// constants or a branch's condition has a summary of its zero-returning paths
+// (summary::on_zero), which a caller's branch on the call's result applies on its zero
+// edge (`if (write_back_deferred(size)) pfence()`); and on the zero edge of a branch on a
+// value against zero, the unsigned `k < value` tests on that value are false (a copy loop
+// bounded by it never ran: `if (st.size > 0) pfence()`).
 //
 // Assumes: in an analysis root (FERRITE_FLOW_ROOT) every store through memory other than
 // the function's stack and globals is persistent; elsewhere only fields marked

@@ -108,10 +108,15 @@ void list_functions(const llvm::Module& m, const std::vector<const llvm::Functio
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Append);
     if (ec) return;
+    // One write of the whole listing: units analysed in parallel append to one file, and a
+    // buffered stream's flushes at its buffer's boundaries interleaved their lines.
+    std::string text;
     for (const llvm::Function* f : order)
         if (const llvm::DISubprogram* sp = f->getSubprogram())
-            os << (m.getSourceFileName() + "\t" + sp->getFilename().str() + "\t" + std::to_string(sp->getLine()) +
-                   "\n");
+            text.append(m.getSourceFileName()).append("\t").append(sp->getFilename().str()).append("\t")
+                .append(std::to_string(sp->getLine())).append("\n");
+    os.SetUnbuffered();
+    os << text;
 }
 
 // One line per summary with an effect: flushes (arg[.field]+offset/len), fence, pendings,

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -94,6 +95,12 @@ struct summary {
     };
     std::vector<bind> binds;
     std::optional<passthrough> returns;  // returns an argument plus an offset (place.hpp)
+    // The function's summary over its paths that return zero (false, a null count), when
+    // every return's value is a constant, a phi of constants, or the condition of a branch
+    // outside a loop (analysis.cpp's zero_return_cut): a caller's branch on the call's result
+    // applies it on its zero edge (issue 22's eighth round: `if (write_back_deferred(size))
+    // pfence();`, where a zero return means no write-back ran). Null: no such summary.
+    std::shared_ptr<const summary> on_zero;
 };
 
 }  // namespace ferrite::flow

@@ -450,7 +450,11 @@ private:
     bool write_back_deferred(std::uint64_t size) noexcept {
         const std::uint64_t to = std::min<std::uint64_t>(deferred_to_, size);
         const bool any = to > deferred_from_;
-        if (any) pmem::pwb_range(data() + deferred_from_, (to - deferred_from_) * sizeof(T));
+        if (any) {
+            // Stored by earlier passes (deferred): the caller fences when this returns true.
+            FERRITE_FLOW_STORED_ELSEWHERE(data() + deferred_from_, (to - deferred_from_) * sizeof(T));
+            pmem::pwb_range(data() + deferred_from_, (to - deferred_from_) * sizeof(T));
+        }
         deferred_from_ = deferred_to_ = 0;
         return any;
     }
