@@ -208,6 +208,37 @@ inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, 
     }
 }
 
+// Store `bytes` at ring position `pos` and after, wrapping, through the cache and NOT written
+// back: the deferred back values of a one-fence pass (persistent_deque_core.hpp), which the
+// state record's redo lists until a later pass writes their lines back (deque_pwb_ring).
+inline void deque_store_ring_cached(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos,
+                                    const std::byte* src, std::uint64_t bytes) noexcept {
+    const auto esz = h->element_size, cap = h->capacity;
+    auto* ring = pool.base() + h->data;
+    for (std::uint64_t done = 0; done < bytes;) {
+        const auto slot = pos & (cap - 1);
+        const auto run = std::min(bytes - done, (cap - slot) * esz);
+        std::memcpy(ring + slot * esz, src + done, run);
+        done += run;
+        pos += run / esz;
+    }
+}
+
+// pwb the lines of `bytes` at ring position `pos` and after, wrapping: the write-back of the
+// deferred values (adjacent values share a line: one pwb per line, not per value). No fence.
+inline void deque_pwb_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos,
+                           std::uint64_t bytes) noexcept {
+    const auto esz = h->element_size, cap = h->capacity;
+    auto* ring = pool.base() + h->data;
+    for (std::uint64_t done = 0; done < bytes;) {
+        const auto slot = pos & (cap - 1);
+        const auto run = std::min(bytes - done, (cap - slot) * esz);
+        pmem::pwb_range(ring + slot * esz, run);
+        done += run;
+        pos += run / esz;
+    }
+}
+
 // The commit of a pass, and of recovery's replay: write the state record that is not the
 // state, {head, size, redo counts, `redo` (kept_front + kept_back elements, front ones in
 // deque order, then back ones)}, then, in the same line and stored last, the next epoch;

@@ -168,7 +168,10 @@ public:
 
     persistent_deque_core(const pmem::pool_ref& pool, Heap& heap, deque_header* h, deque_options opts = {},
                           Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
+        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)),
+          // A header opened after a clean exit (or made by recovery, whose record has no redo):
+          // the state's back redo values may never have left a cache, so they stay deferred.
+          deferred_(state(h).redo_back) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     // Validates first (for elements of T): a damaged header throws before anything is written.
@@ -260,34 +263,54 @@ public:
         }
 
         // Write-back: the pushed values still in the deque (popped again in this pass: never
-        // written), front ones at offsets [lo, front_end), back ones at [back_begin, hi).
+        // written), front ones at offsets [lo, front_end), back ones at [back_begin, hi). The
+        // deferred back values (deferred_, the last ones of the committed deque: [d0, size0))
+        // still in the deque after the pops are [max(d0, lo), min(size0, hi)); with this
+        // pass's kept back pushes they form the new deferred range [dfrom, hi).
         std::uint64_t head = st.head + static_cast<std::uint64_t>(lo);
         const auto size = static_cast<std::uint64_t>(hi - lo);
         if (size == 0) head = st.head;  // any head describes an empty deque
         if (head != st.head || size != st.size) {
             const std::int64_t front_end = std::min<std::int64_t>(0, hi), back_begin = std::max(size0, lo);
+            const std::int64_t d0 = size0 - static_cast<std::int64_t>(deferred_), dfrom = std::max(d0, lo);
+            const auto deferred = static_cast<std::uint64_t>(std::max<std::int64_t>(0, hi - dfrom));
             values_.clear();
             for (std::int64_t o = lo; o < front_end; ++o) values_.push_back(push_fronts[static_cast<std::size_t>(-1 - o)]->request.value);
             const auto kept_front = values_.size();
-            for (std::int64_t o = back_begin; o < hi; ++o) values_.push_back(push_backs[static_cast<std::size_t>(o - size0)]->request.value);
-            const auto kept_back = values_.size() - kept_front;
-            const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
-            const auto store_values = [&](bool nt) {
-                deque_store_ring(pool_, h_, st.head + static_cast<std::uint64_t>(lo), bytes, kept_front * sizeof(T), nt);
-                deque_store_ring(pool_, h_, st.head + static_cast<std::uint64_t>(back_begin), bytes + kept_front * sizeof(T),
-                                 kept_back * sizeof(T), nt);
-            };
-            if (opts_.one_fence && values_.size() <= redo_room) {
-                // Plain stores + pwb: the values ride in the record, and the next pops read
-                // these lines (an NT store would evict them).
-                store_values(false);
-                write_state(head, size, kept_front, kept_back);  // LP; PP: its pfence makes the pass durable
+            const auto pos = [&](std::int64_t o) { return st.head + static_cast<std::uint64_t>(o); };
+            if (opts_.one_fence && kept_front + deferred <= redo_room) {
+                // One fence. Front values: plain stores + pwb, in this record's redo. Back
+                // values: plain stores (the next pops read these lines: an NT store would
+                // evict them), NOT written back while the deferred range fits the redo room
+                // (coalesced deferral: adjacent values share a line, so one pwb per line
+                // later instead of one per pass now); the record lists the whole deferred
+                // range. Once it reaches the threshold, this pass writes its lines back AND
+                // still lists them (the record may count as the state before the pfence).
+                for (std::int64_t o = dfrom; o < hi; ++o) values_.push_back(value_at(o));
+                const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
+                deque_store_ring(pool_, h_, pos(lo), bytes, kept_front * sizeof(T), false);
+                if (hi > back_begin)
+                    deque_store_ring_cached(pool_, h_, pos(back_begin), bytes + (kept_front + static_cast<std::size_t>(back_begin - dfrom)) * sizeof(T),
+                                            static_cast<std::uint64_t>(hi - back_begin) * sizeof(T));
+                const bool write_back = deferred >= write_back_at;
+                if (write_back) deque_pwb_ring(pool_, h_, pos(dfrom), deferred * sizeof(T));
+                write_state(head, size, kept_front, deferred);  // LP; PP: its pfence makes the pass durable
+                deferred_ = write_back ? 0 : deferred;
             } else {
+                // Two fences: the kept values by NT stores (or stores + pwb), the deferred
+                // ones still in the deque written back, pfence, a record without redo.
+                for (std::int64_t o = back_begin; o < hi; ++o) values_.push_back(push_backs[static_cast<std::size_t>(o - size0)]->request.value);
+                const auto kept_back = values_.size() - kept_front;
+                const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
+                const auto carried_to = std::min(size0, hi);
+                if (carried_to > dfrom) deque_pwb_ring(pool_, h_, pos(dfrom), static_cast<std::uint64_t>(carried_to - dfrom) * sizeof(T));
                 if (!values_.empty()) {
-                    store_values(opts_.nt_stores);
-                    pmem::pfence();  // PP: the values are durable before a record names them
+                    deque_store_ring(pool_, h_, pos(lo), bytes, kept_front * sizeof(T), opts_.nt_stores);
+                    deque_store_ring(pool_, h_, pos(back_begin), bytes + kept_front * sizeof(T), kept_back * sizeof(T), opts_.nt_stores);
                 }
+                if (!values_.empty() || carried_to > dfrom) pmem::pfence();  // PP: the values are durable before a record drops them
                 write_state(head, size, 0, 0);  // LP; PP: its pfence makes the pass durable
+                deferred_ = 0;
             }
         }
         trace_.pass_done();
@@ -326,6 +349,10 @@ private:
     }
 
     static constexpr std::uint64_t redo_room = deque_redo_room(sizeof(T));
+    // A pass whose deferred range reaches this many values writes their lines back: three of
+    // a record's four 8-byte values (so a next pass of one or two back pushes still fits
+    // beside a front push or two), all of a smaller room.
+    static constexpr std::uint64_t write_back_at = redo_room >= 4 ? redo_room - 1 : std::max<std::uint64_t>(redo_room, 1);
 
     // Store `n` bytes durable-on-next-fence: NT stores, or plain stores + pwb (ablation).
     void store(void* dst, const void* src, std::size_t n) noexcept {
@@ -376,6 +403,7 @@ private:
             k += run;
         }
         if (st.size > 0) pmem::pfence();  // PP: the copy is durable before the log names it
+        deferred_ = 0;                     // the copy wrote every element back
         h_->replace_data = offset_of(pool_, fresh);
         h_->replace_capacity = cap;
         std::atomic_signal_fence(std::memory_order_release);
@@ -392,7 +420,10 @@ private:
     deque_options opts_;
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> lists_[4] FERRITE_FLOW_SKIP;  // combiner's scratch, indexed by deque_op (pushes, pops)
-    std::vector<T> values_ FERRITE_FLOW_SKIP;             // the pass's kept pushes: front ones in deque order, then back ones
+    std::vector<T> values_ FERRITE_FLOW_SKIP;             // the pass's redo: kept front pushes in deque order, then back ones
+    // The deferred back values: the last deferred_ elements of the committed state, stored in
+    // the ring through the cache and not written back; the state record's redo_back lists them.
+    std::uint64_t deferred_ FERRITE_FLOW_SKIP = 0;
 };
 
 }  // namespace ferrite::containers
