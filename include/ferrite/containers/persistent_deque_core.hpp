@@ -168,7 +168,7 @@ public:
 
     persistent_deque_core(const pmem::pool_ref& pool, Heap& heap, deque_header* h, deque_options opts = {},
                           Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)),
+        : pool_(pool), base_(pool.base()), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)),
           // A header opened after a clean exit (or made by recovery, whose record has no redo):
           // the state's back redo values may never have left a cache, so they stay deferred.
           deferred_(state(h).redo_back) {}
@@ -288,10 +288,10 @@ public:
                 // still lists them (the record may count as the state before the pfence).
                 for (std::int64_t o = dfrom; o < hi; ++o) values_.push_back(value_at(o));
                 const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
-                deque_store_ring(pool_, h_, pos(lo), bytes, kept_front * sizeof(T), false);
-                if (hi > back_begin)
-                    deque_store_ring_cached(pool_, h_, pos(back_begin), bytes + (kept_front + static_cast<std::size_t>(back_begin - dfrom)) * sizeof(T),
-                                            static_cast<std::uint64_t>(hi - back_begin) * sizeof(T));
+                if (kept_front > 0) deque_store_ring(pool_, h_, pos(lo), bytes, kept_front * sizeof(T), false);
+                T* r = ring();
+                for (std::int64_t o = back_begin; o < hi; ++o)  // element stores: no library call in the pass
+                    r[pos(o) & mask()] = values_[kept_front + static_cast<std::size_t>(o - dfrom)];
                 const bool write_back = deferred >= write_back_at;
                 if (write_back) deque_pwb_ring(pool_, h_, pos(dfrom), deferred * sizeof(T));
                 write_state(head, size, kept_front, deferred);  // LP; PP: its pfence makes the pass durable
@@ -337,7 +337,7 @@ private:
         return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
     }
     static const deque_state& state(const deque_header* h) noexcept { return deque_committed(*h); }
-    T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(pool_.base() + h_->data) : nullptr; }
+    T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(base_ + h_->data) : nullptr; }
     std::uint64_t mask() const noexcept { return h_->capacity - 1; }
     std::vector<slot_type*>& list(deque_op op) noexcept { return lists_[static_cast<std::size_t>(op)]; }
 
@@ -415,6 +415,7 @@ private:
     }
 
     pmem::pool_ref pool_;
+    std::byte* base_;  // pool_.base() (an out-of-line call), fixed while the pool is open
     Heap* heap_;
     deque_header* h_;
     deque_options opts_;
