@@ -210,14 +210,15 @@ inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, 
 
 // pwb the lines of `bytes` at ring position `pos` and after, wrapping: the write-back of the
 // deferred values (adjacent values share a line: one pwb per line, not per value). No fence.
-inline void deque_pwb_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos,
-                           std::uint64_t bytes) noexcept {
+// `where` is the caller's site: flush mutation testing switches each use off on its own.
+inline void deque_pwb_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos, std::uint64_t bytes,
+                           const pmem::site& where = pmem::site::current()) noexcept {
     const auto esz = h->element_size, cap = h->capacity;
     auto* ring = pool.base() + h->data;
     for (std::uint64_t done = 0; done < bytes;) {
         const auto slot = pos & (cap - 1);
         const auto run = std::min(bytes - done, (cap - slot) * esz);
-        pmem::pwb_range(ring + slot * esz, run);
+        pmem::pwb_range(ring + slot * esz, run, where);
         done += run;
         pos += run / esz;
     }
