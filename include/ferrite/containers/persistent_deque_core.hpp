@@ -14,16 +14,36 @@
 //      of them would not fit (REPLACE, below);
 //   4. the remaining pops, pop_fronts then pop_backs (they may take elements pushed in step 3);
 //   5. write-back: the pushed values that are still in the deque after step 4 (kept) are
-//      stored into their ring slots with stores + pwb; the state record the larger epoch
-//      does not name gets {head, size, the kept values as redo} and, stored last, epoch + 1;
-//      pwb of its line; ONE pfence (PP: the whole batch is durable). More kept values than
-//      the record's redo room (deque_redo_room: 4 elements of 8 bytes) go by NT stores (or
-//      stores + pwb: no-nt) with a pfence of their own before a record without redo (two
-//      fences). Responses are published by the engine only after that.
+//      stored into their ring slots, front ones with stores + pwb, back ones with stores
+//      only (coalesced deferral, below); the state record the larger epoch does not name
+//      gets {head, size, redo: the kept front values, then the deferred back range} and,
+//      stored last, epoch + 1; pwb of its line; ONE pfence (PP: the whole batch is
+//      durable). More values than the record's redo room (deque_redo_room: 4 elements of 8
+//      bytes) go by NT stores (or stores + pwb: no-nt), the deferred ones still in the
+//      deque are written back, and a pfence of their own precedes a record without redo
+//      (two fences). Responses are published by the engine only after that.
 // A batch costs one pfence (two past the redo room); eliminated pairs, pushes popped again in
 // the same pass, and reads cost nothing. Format 1 ordered the values with a fence of their
 // own in every pass that kept a push (deque_options::one_fence = false keeps that protocol
-// as the ablation two-fence).
+// as the ablation two-fence, which never defers).
+//
+// Coalesced deferred write-back of back pushes (issue 23, after the vector's deferral,
+// persistent_vector_core.hpp). A FIFO queue's values are popped long after they are pushed,
+// so the vector's one-pass deferral would save nothing; coalescing does. The deferred range
+// D (deferred_, in DRAM) is the last |D| elements of the committed deque: back values stored
+// through the cache and not written back. Every record lists all of D still in the deque
+// (redo_back = |D'|, D' = D minus what this pass popped, plus this pass's kept back
+// pushes), so a pass needs kept_front + |D'| <= the redo room for its one fence. While
+// |D'| < write_back_at (3 of 4) the pass writes no value line back; at 3 or more it writes
+// D's lines back (one or two lines for three or four adjacent values, instead of one line
+// per pass) and STILL lists them: its record may be the state once whole, before its pfence
+// completed; after that pfence D is empty. Pops from either end that reach into D shrink
+// it; a growth's copy (NT stores, pfence) writes everything back, D empty after; a core made
+// on an existing header (open after a clean exit, whose caches may never have reached the
+// media) takes the state's back redo as D; recovery replays the redo and commits a record
+// without it. Front pushes (deque) keep the per-pass write-back. No media change: redo
+// still means "values whose ring copy may not be durable", which recovery copies into the
+// ring. Measured: docs/results.md, "Coalesced deferred write-back in the PFC queue".
 //
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol, as in
 // persistent_vector_core.hpp): allocate the new ring, copy each committed element to its slot
@@ -64,12 +84,18 @@
 //   epoch persisted, so did every earlier store to its line) or with its old, smaller epoch,
 //   and then the other record, untouched by this pass and made durable by the previous
 //   pass's pfence, is the state, with the ring's slots in its range as that pass left them
-//   (a pass writes only slots outside the committed range, below). With the new record the
-//   state, its redo values are the kept pushes whether or not their stores reached the
-//   ring: recovery copies them (deque_replay_redo). Past the redo room the values are
-//   durable (their own pfence) before any record names them. A record's redo is needed only
-//   until the ring's copy is durable: the pass's own pfence does that, and the record is
-//   overwritten two passes later.
+//   (a pass writes only slots outside the committed range, below), except the values its
+//   redo lists. With the new record the state, its redo values are the kept front pushes and
+//   the deferred back range whether or not their stores reached the media: recovery copies
+//   them (deque_replay_redo). Invariant (deferral): any record that can be the state after a
+//   crash lists in its redo every element of its range whose ring copy its pass did not find
+//   durable. The pass that writes D's lines back lists them too, and only the passes after
+//   its pfence omit them; a pass that omits D (the two-fence path) writes D's lines back before its own pfence,
+//   which precedes its record. Popped values are in no range; their slots are outside the
+//   committed range, free for later pushes. Past the redo room the values are durable (their
+//   own pfence) before any record names them. A record's redo is needed only until the
+//   ring's copy is durable, and two records suffice: the state's record was made durable by
+//   the previous pass's pfence, so the record this pass overwrites is never needed again.
 // Recovery, after the heap's own recover() and before its finish_recovery():
 //   confirm the header block and the ring (create() persists the anchor, then confirms:
 //     a crash in between would otherwise let finish_recovery() free a live deque);
