@@ -287,7 +287,7 @@ TEST_F(DequeTest, BackPushesAreWrittenBackCoalesced) {
     const auto redo = [&] {
         const auto& st = c::deque_committed(*h);
         std::vector<u64> v(st.redo_front + st.redo_back);
-        std::memcpy(v.data(), st.redo_values, v.size() * sizeof(u64));
+        if (!v.empty()) std::memcpy(v.data(), st.redo_values, v.size() * sizeof(u64));
         return std::pair{st.redo_back, v};
     };
     const auto pb = c::deque_op::push_back, qf = c::deque_op::pop_front;
