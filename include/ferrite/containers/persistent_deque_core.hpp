@@ -376,8 +376,8 @@ private:
 
     static constexpr std::uint64_t redo_room = deque_redo_room(sizeof(T));
     // A pass whose deferred range reaches this many values writes their lines back: three of
-    // a record's four 8-byte values (so a next pass of one or two back pushes still fits
-    // beside a front push or two), all of a smaller room.
+    // a record's four 8-byte values (a pass that does not leaves at most two, so the next
+    // pass's one fence still has room for two kept values of its own), all of a smaller room.
     static constexpr std::uint64_t write_back_at = redo_room >= 4 ? redo_room - 1 : std::max<std::uint64_t>(redo_room, 1);
 
     // Store `n` bytes durable-on-next-fence: NT stores, or plain stores + pwb (ablation).
