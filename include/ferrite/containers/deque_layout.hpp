@@ -18,11 +18,12 @@
 // record that does NOT hold the larger epoch, its epoch stored last, and stores to one line
 // persist in program order, so an epoch on the media names a complete record; the record
 // with the larger epoch is the deque's state. Its redo values (up to deque_redo_room
-// elements: 32 bytes) are the elements that pass pushed and left in the deque: redo_front
-// values at the front (deque positions [0, redo_front)), then redo_back values at the back
-// ([size - redo_back, size)). Recovery copies them into their ring slots, so a pass whose
-// pushes fit the record needs no fence between its values and its state
-// (persistent_deque_core.hpp).
+// elements: 32 bytes) are elements whose ring copy may not be durable: redo_front values at
+// the front (deque positions [0, redo_front): that pass's kept front pushes), then
+// redo_back values at the back ([size - redo_back, size): its kept back pushes and the back
+// values earlier passes deferred). Recovery copies them into their ring slots, so a pass
+// whose values fit the record needs no fence between its values and its state, and back
+// values may stay unwritten-back for several passes (persistent_deque_core.hpp).
 //
 // Format 1 (magic "FrDeque1") kept one epoch word and two {head, size} copies in line 2 and
 // ordered a pass's pushed values with a fence of their own; it is refused with pool_error

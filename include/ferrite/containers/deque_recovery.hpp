@@ -208,6 +208,22 @@ inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, 
     }
 }
 
+// pwb the lines of `bytes` at ring position `pos` and after, wrapping: the write-back of the
+// deferred values (adjacent values share a line: one pwb per line, not per value). No fence.
+// `where` is the caller's site: flush mutation testing switches each use off on its own.
+inline void deque_pwb_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos, std::uint64_t bytes,
+                           const pmem::site& where = pmem::site::current()) noexcept {
+    const auto esz = h->element_size, cap = h->capacity;
+    auto* ring = pool.base() + h->data;
+    for (std::uint64_t done = 0; done < bytes;) {
+        const auto slot = pos & (cap - 1);
+        const auto run = std::min(bytes - done, (cap - slot) * esz);
+        pmem::pwb_range(ring + slot * esz, run, where);
+        done += run;
+        pos += run / esz;
+    }
+}
+
 // The commit of a pass, and of recovery's replay: write the state record that is not the
 // state, {head, size, redo counts, `redo` (kept_front + kept_back elements, front ones in
 // deque order, then back ones)}, then, in the same line and stored last, the next epoch;
@@ -220,7 +236,12 @@ inline void deque_commit(deque_header* h, std::uint64_t head, std::uint64_t size
     next.size = size;
     next.redo_front = static_cast<std::uint32_t>(kept_front);
     next.redo_back = static_cast<std::uint32_t>(kept_back);
-    if (kept_front + kept_back > 0) std::memcpy(next.redo_values, redo, (kept_front + kept_back) * h->element_size);
+    const auto bytes = (kept_front + kept_back) * h->element_size;  // <= deque_redo_bytes
+    if (bytes % 8 == 0) {  // 8-byte words, inline: a pass's commit calls no library memcpy
+        for (std::uint64_t i = 0; i < bytes; i += 8) std::memcpy(next.redo_values + i, redo + i, 8);
+    } else if (bytes > 0) {
+        std::memcpy(next.redo_values, redo, bytes);
+    }
     // Stored after the rest of the line: the epoch persists no earlier than the record.
     std::atomic_signal_fence(std::memory_order_release);
     next.epoch = h->state[cur].epoch + 1;  // commit point once durable

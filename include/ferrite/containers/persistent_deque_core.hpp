@@ -14,16 +14,36 @@
 //      of them would not fit (REPLACE, below);
 //   4. the remaining pops, pop_fronts then pop_backs (they may take elements pushed in step 3);
 //   5. write-back: the pushed values that are still in the deque after step 4 (kept) are
-//      stored into their ring slots with stores + pwb; the state record the larger epoch
-//      does not name gets {head, size, the kept values as redo} and, stored last, epoch + 1;
-//      pwb of its line; ONE pfence (PP: the whole batch is durable). More kept values than
-//      the record's redo room (deque_redo_room: 4 elements of 8 bytes) go by NT stores (or
-//      stores + pwb: no-nt) with a pfence of their own before a record without redo (two
-//      fences). Responses are published by the engine only after that.
+//      stored into their ring slots, front ones with stores + pwb, back ones with stores
+//      only (coalesced deferral, below); the state record the larger epoch does not name
+//      gets {head, size, redo: the kept front values, then the deferred back range} and,
+//      stored last, epoch + 1; pwb of its line; ONE pfence (PP: the whole batch is
+//      durable). More values than the record's redo room (deque_redo_room: 4 elements of 8
+//      bytes) go by NT stores (or stores + pwb: no-nt), the deferred ones still in the
+//      deque are written back, and a pfence of their own precedes a record without redo
+//      (two fences). Responses are published by the engine only after that.
 // A batch costs one pfence (two past the redo room); eliminated pairs, pushes popped again in
 // the same pass, and reads cost nothing. Format 1 ordered the values with a fence of their
 // own in every pass that kept a push (deque_options::one_fence = false keeps that protocol
-// as the ablation two-fence).
+// as the ablation two-fence, which never defers).
+//
+// Coalesced deferred write-back of back pushes (issue 23, after the vector's deferral,
+// persistent_vector_core.hpp). A FIFO queue's values are popped long after they are pushed,
+// so the vector's one-pass deferral would save nothing; coalescing does. The deferred range
+// D (deferred_, in DRAM) is the last |D| elements of the committed deque: back values stored
+// through the cache and not written back. Every record lists all of D still in the deque
+// (redo_back = |D'|, D' = D minus what this pass popped, plus this pass's kept back
+// pushes), so a pass needs kept_front + |D'| <= the redo room for its one fence. While
+// |D'| < write_back_at (3 of 4) the pass writes no value line back; at 3 or more it writes
+// D's lines back (one or two lines for three or four adjacent values, instead of one line
+// per pass) and STILL lists them: its record may be the state once whole, before its pfence
+// completed; after that pfence D is empty. Pops from either end that reach into D shrink
+// it; a growth's copy (NT stores, pfence) writes everything back, D empty after; a core made
+// on an existing header (open after a clean exit, whose caches may never have reached the
+// media) takes the state's back redo as D; recovery replays the redo and commits a record
+// without it. Front pushes (deque) keep the per-pass write-back. No media change: redo
+// still means "values whose ring copy may not be durable", which recovery copies into the
+// ring. Measured: docs/results.md, "Coalesced deferred write-back in the PFC queue".
 //
 // Growth (REPLACE, thesis Alg 5.8, with the buddy heap's confirm protocol, as in
 // persistent_vector_core.hpp): allocate the new ring, copy each committed element to its slot
@@ -64,12 +84,18 @@
 //   epoch persisted, so did every earlier store to its line) or with its old, smaller epoch,
 //   and then the other record, untouched by this pass and made durable by the previous
 //   pass's pfence, is the state, with the ring's slots in its range as that pass left them
-//   (a pass writes only slots outside the committed range, below). With the new record the
-//   state, its redo values are the kept pushes whether or not their stores reached the
-//   ring: recovery copies them (deque_replay_redo). Past the redo room the values are
-//   durable (their own pfence) before any record names them. A record's redo is needed only
-//   until the ring's copy is durable: the pass's own pfence does that, and the record is
-//   overwritten two passes later.
+//   (a pass writes only slots outside the committed range, below), except the values its
+//   redo lists. With the new record the state, its redo values are the kept front pushes and
+//   the deferred back range whether or not their stores reached the media: recovery copies
+//   them (deque_replay_redo). Invariant (deferral): any record that can be the state after a
+//   crash lists in its redo every element of its range whose ring copy its pass did not find
+//   durable. The pass that writes D's lines back lists them too, and only the passes after
+//   its pfence omit them; a pass that omits D (the two-fence path) writes D's lines back before its own pfence,
+//   which precedes its record. Popped values are in no range; their slots are outside the
+//   committed range, free for later pushes. Past the redo room the values are durable (their
+//   own pfence) before any record names them. A record's redo is needed only until the
+//   ring's copy is durable, and two records suffice: the state's record was made durable by
+//   the previous pass's pfence, so the record this pass overwrites is never needed again.
 // Recovery, after the heap's own recover() and before its finish_recovery():
 //   confirm the header block and the ring (create() persists the anchor, then confirms:
 //     a crash in between would otherwise let finish_recovery() free a live deque);
@@ -168,7 +194,10 @@ public:
 
     persistent_deque_core(const pmem::pool_ref& pool, Heap& heap, deque_header* h, deque_options opts = {},
                           Trace trace = {})
-        : pool_(pool), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)) {}
+        : pool_(pool), base_(pool.base()), heap_(&heap), h_(h), opts_(opts), trace_(std::move(trace)),
+          // A header opened after a clean exit (or made by recovery, whose record has no redo):
+          // the state's back redo values may never have left a cache, so they stay deferred.
+          deferred_(state(h).redo_back) {}
 
     // Recovery (see the header comment); call between the heap's recover() and finish_recovery().
     // Validates first (for elements of T): a damaged header throws before anything is written.
@@ -260,34 +289,54 @@ public:
         }
 
         // Write-back: the pushed values still in the deque (popped again in this pass: never
-        // written), front ones at offsets [lo, front_end), back ones at [back_begin, hi).
+        // written), front ones at offsets [lo, front_end), back ones at [back_begin, hi). The
+        // deferred back values (deferred_, the last ones of the committed deque: [d0, size0))
+        // still in the deque after the pops are [max(d0, lo), min(size0, hi)); with this
+        // pass's kept back pushes they form the new deferred range [dfrom, hi).
         std::uint64_t head = st.head + static_cast<std::uint64_t>(lo);
         const auto size = static_cast<std::uint64_t>(hi - lo);
         if (size == 0) head = st.head;  // any head describes an empty deque
         if (head != st.head || size != st.size) {
             const std::int64_t front_end = std::min<std::int64_t>(0, hi), back_begin = std::max(size0, lo);
+            const std::int64_t d0 = size0 - static_cast<std::int64_t>(deferred_), dfrom = std::max(d0, lo);
+            const auto deferred = static_cast<std::uint64_t>(std::max<std::int64_t>(0, hi - dfrom));
             values_.clear();
             for (std::int64_t o = lo; o < front_end; ++o) values_.push_back(push_fronts[static_cast<std::size_t>(-1 - o)]->request.value);
             const auto kept_front = values_.size();
-            for (std::int64_t o = back_begin; o < hi; ++o) values_.push_back(push_backs[static_cast<std::size_t>(o - size0)]->request.value);
-            const auto kept_back = values_.size() - kept_front;
-            const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
-            const auto store_values = [&](bool nt) {
-                deque_store_ring(pool_, h_, st.head + static_cast<std::uint64_t>(lo), bytes, kept_front * sizeof(T), nt);
-                deque_store_ring(pool_, h_, st.head + static_cast<std::uint64_t>(back_begin), bytes + kept_front * sizeof(T),
-                                 kept_back * sizeof(T), nt);
-            };
-            if (opts_.one_fence && values_.size() <= redo_room) {
-                // Plain stores + pwb: the values ride in the record, and the next pops read
-                // these lines (an NT store would evict them).
-                store_values(false);
-                write_state(head, size, kept_front, kept_back);  // LP; PP: its pfence makes the pass durable
+            const auto pos = [&](std::int64_t o) { return st.head + static_cast<std::uint64_t>(o); };
+            if (opts_.one_fence && kept_front + deferred <= redo_room) {
+                // One fence. Front values: plain stores + pwb, in this record's redo. Back
+                // values: plain stores (the next pops read these lines: an NT store would
+                // evict them), NOT written back while the deferred range fits the redo room
+                // (coalesced deferral: adjacent values share a line, so one pwb per line
+                // later instead of one per pass now); the record lists the whole deferred
+                // range. Once it reaches the threshold, this pass writes its lines back AND
+                // still lists them (the record may count as the state before the pfence).
+                for (std::int64_t o = dfrom; o < hi; ++o) values_.push_back(value_at(o));
+                const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
+                if (kept_front > 0) deque_store_ring(pool_, h_, pos(lo), bytes, kept_front * sizeof(T), false);
+                T* r = ring();
+                for (std::int64_t o = back_begin; o < hi; ++o)  // element stores: no library call in the pass
+                    r[pos(o) & mask()] = values_[kept_front + static_cast<std::size_t>(o - dfrom)];
+                const bool write_back = deferred >= write_back_at;
+                if (write_back) deque_pwb_ring(pool_, h_, pos(dfrom), deferred * sizeof(T));
+                write_state(head, size, kept_front, deferred);  // LP; PP: its pfence makes the pass durable
+                deferred_ = write_back ? 0 : deferred;
             } else {
+                // Two fences: the kept values by NT stores (or stores + pwb), the deferred
+                // ones still in the deque written back, pfence, a record without redo.
+                for (std::int64_t o = back_begin; o < hi; ++o) values_.push_back(push_backs[static_cast<std::size_t>(o - size0)]->request.value);
+                const auto kept_back = values_.size() - kept_front;
+                const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
+                const auto carried_to = std::min(size0, hi);
+                if (carried_to > dfrom) deque_pwb_ring(pool_, h_, pos(dfrom), static_cast<std::uint64_t>(carried_to - dfrom) * sizeof(T));
                 if (!values_.empty()) {
-                    store_values(opts_.nt_stores);
-                    pmem::pfence();  // PP: the values are durable before a record names them
+                    deque_store_ring(pool_, h_, pos(lo), bytes, kept_front * sizeof(T), opts_.nt_stores);
+                    deque_store_ring(pool_, h_, pos(back_begin), bytes + kept_front * sizeof(T), kept_back * sizeof(T), opts_.nt_stores);
                 }
+                if (!values_.empty() || carried_to > dfrom) pmem::pfence();  // PP: the values are durable before a record drops them
                 write_state(head, size, 0, 0);  // LP; PP: its pfence makes the pass durable
+                deferred_ = 0;
             }
         }
         trace_.pass_done();
@@ -314,7 +363,7 @@ private:
         return static_cast<std::uint64_t>(static_cast<const std::byte*>(p) - pool.base());
     }
     static const deque_state& state(const deque_header* h) noexcept { return deque_committed(*h); }
-    T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(pool_.base() + h_->data) : nullptr; }
+    T* ring() const noexcept { return h_->data ? reinterpret_cast<T*>(base_ + h_->data) : nullptr; }
     std::uint64_t mask() const noexcept { return h_->capacity - 1; }
     std::vector<slot_type*>& list(deque_op op) noexcept { return lists_[static_cast<std::size_t>(op)]; }
 
@@ -326,6 +375,10 @@ private:
     }
 
     static constexpr std::uint64_t redo_room = deque_redo_room(sizeof(T));
+    // A pass whose deferred range reaches this many values writes their lines back: three of
+    // a record's four 8-byte values (a pass that does not leaves at most two, so the next
+    // pass's one fence still has room for two kept values of its own), all of a smaller room.
+    static constexpr std::uint64_t write_back_at = redo_room >= 4 ? redo_room - 1 : std::max<std::uint64_t>(redo_room, 1);
 
     // Store `n` bytes durable-on-next-fence: NT stores, or plain stores + pwb (ablation).
     void store(void* dst, const void* src, std::size_t n) noexcept {
@@ -376,6 +429,7 @@ private:
             k += run;
         }
         if (st.size > 0) pmem::pfence();  // PP: the copy is durable before the log names it
+        deferred_ = 0;                     // the copy wrote every element back
         h_->replace_data = offset_of(pool_, fresh);
         h_->replace_capacity = cap;
         std::atomic_signal_fence(std::memory_order_release);
@@ -387,12 +441,16 @@ private:
     }
 
     pmem::pool_ref pool_;
+    std::byte* base_;  // pool_.base() (an out-of-line call), fixed while the pool is open
     Heap* heap_;
     deque_header* h_;
     deque_options opts_;
     Trace trace_ FERRITE_FLOW_SKIP;
     std::vector<slot_type*> lists_[4] FERRITE_FLOW_SKIP;  // combiner's scratch, indexed by deque_op (pushes, pops)
-    std::vector<T> values_ FERRITE_FLOW_SKIP;             // the pass's kept pushes: front ones in deque order, then back ones
+    std::vector<T> values_ FERRITE_FLOW_SKIP;             // the pass's redo: kept front pushes in deque order, then back ones
+    // The deferred back values: the last deferred_ elements of the committed state, stored in
+    // the ring through the cache and not written back; the state record's redo_back lists them.
+    std::uint64_t deferred_ FERRITE_FLOW_SKIP = 0;
 };
 
 }  // namespace ferrite::containers

@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <thread>
 #include <unistd.h>
@@ -259,6 +260,68 @@ TEST_F(DequeTest, KeptPushesBeyondTheRedoRoomTakeTwoFences) {
     EXPECT_EQ(pass({{pb, 20}, {pb, 21}, {pb, 22}, {pf, 0}, {pf, 9}}).pfences, 2u);
     EXPECT_EQ(c::deque_committed(*h).redo_front + c::deque_committed(*h).redo_back, 0u);
     EXPECT_EQ(core.contents(), (std::vector<u64>{9, 0, 3, 2, 10, 11, 20, 21, 22}));
+}
+
+// Coalesced deferral of back pushes: a back value is stored through the cache and not written
+// back while the deferred range fits the record's redo room; every record lists the whole
+// range; at three values the pass writes their lines back and still lists them; pops shrink
+// the range; a core made on a header whose state has back redo treats it as deferred; past
+// the room the carried values are written back before a record without redo.
+TEST_F(DequeTest, BackPushesAreWrittenBackCoalesced) {
+    using core_t = c::persistent_deque_core<u64, bump_heap>;
+    anchor_ = 0;
+    auto* h = core_t::create(*pool_, *heap_, anchor_, 64);
+    ASSERT_EQ(h->data % 64, 0u) << "the ring's slots 0-7 share a line";
+    auto core = std::make_unique<core_t>(*pool_, *heap_, h);
+    const auto pass = [&](std::vector<std::pair<c::deque_op, u64>> ops) {
+        std::vector<core_t::slot_type> slots(ops.size());
+        std::vector<core_t::slot_type*> batch;
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            slots[i].request = {ops[i].first, ops[i].second, 0};
+            batch.push_back(&slots[i]);
+        }
+        const auto before = pmem::thread_counters();
+        core->combine(std::span(batch));
+        return pmem::thread_counters() - before;
+    };
+    const auto redo = [&] {
+        const auto& st = c::deque_committed(*h);
+        std::vector<u64> v(st.redo_front + st.redo_back);
+        if (!v.empty()) std::memcpy(v.data(), st.redo_values, v.size() * sizeof(u64));
+        return std::pair{st.redo_back, v};
+    };
+    const auto pb = c::deque_op::push_back, qf = c::deque_op::pop_front;
+    auto k = pass({{pb, 1}});
+    EXPECT_EQ(k.pwb_lines, 1u) << "the record's line only: the value is deferred";
+    EXPECT_EQ(k.pfences, 1u);
+    EXPECT_EQ(redo(), (std::pair{1u, std::vector<u64>{1}}));
+    k = pass({{pb, 2}});
+    EXPECT_EQ(k.pwb_lines, 1u);
+    EXPECT_EQ(redo(), (std::pair{2u, std::vector<u64>{1, 2}})) << "the record repeats the deferred value";
+    k = pass({{pb, 3}});
+    EXPECT_EQ(k.pwb_lines, 2u) << "three deferred values: their one line and the record's";
+    EXPECT_EQ(k.pfences, 1u);
+    EXPECT_EQ(redo(), (std::pair{3u, std::vector<u64>{1, 2, 3}})) << "listed until the pass's fence";
+    k = pass({{pb, 4}});
+    EXPECT_EQ(k.pwb_lines, 1u);
+    EXPECT_EQ(redo(), (std::pair{1u, std::vector<u64>{4}})) << "written back: no longer carried";
+    pass({{pb, 5}});
+    k = pass({{qf, 0}, {qf, 0}, {qf, 0}, {qf, 0}});
+    EXPECT_EQ(k.pwb_lines, 1u);
+    EXPECT_EQ(redo(), (std::pair{1u, std::vector<u64>{5}})) << "a pop into the deferred range shrinks it";
+    // A new core on the header (open after a clean exit): the state's back redo stays deferred.
+    core = std::make_unique<core_t>(*pool_, *heap_, h);
+    pass({{pb, 6}});
+    EXPECT_EQ(redo(), (std::pair{2u, std::vector<u64>{5, 6}}));
+    core = std::make_unique<core_t>(*pool_, *heap_, h);
+    k = pass({{pb, 7}, {pb, 8}, {pb, 9}});
+    EXPECT_EQ(k.pfences, 2u) << "two carried and three new values do not fit: two fences";
+    EXPECT_EQ(k.pwb_lines, 2u) << "the carried values' line and the record's (the new ones by NT stores)";
+    EXPECT_EQ(redo(), (std::pair{0u, std::vector<u64>{}}));
+    EXPECT_EQ(core->contents(), (std::vector<u64>{5, 6, 7, 8, 9}));
+    auto* ring = reinterpret_cast<u64*>(pool_->base() + h->data);
+    EXPECT_EQ(ring[4], 5u);
+    EXPECT_EQ(ring[5], 6u);
 }
 
 // Recovery copies the state record's redo values into their ring slots (both ends, across
