@@ -138,7 +138,7 @@ public:
 
     dpfc_core(void* region, dpfc_options o, Trace t)
         : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)),
-          deferred_(r_.state[r_.newest()].redo) {}  // after open's recovery: 0
+          deferred_(r_.state[r_.newest()].redo()), served_(r_.header->threads, 0) {}  // after open's recovery: 0
 
     FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         using s = combining::dfc_status;
@@ -149,8 +149,9 @@ public:
         // misses overlap the pairing below instead of stalling the write-back loop.
         const auto cur = r_.newest();  // while running, the newest record is the state
         __builtin_prefetch(&r_.state[1 - cur], 1);
-        for (auto* op : batch) {
-            __builtin_prefetch(&r_.results[op->request.tid], 1);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            auto* op = batch[i];
+            if (i >= dpfc_inline_room) __builtin_prefetch(&r_.results[op->request.tid], 1);  // likely spilled
             (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
         }
         const auto st = r_.state[cur];
@@ -169,15 +170,15 @@ public:
         // committed size, so no slot of the committed state is written.
         values_.clear();
         for (std::size_t i = paired; i < pushes_.size(); ++i) {
-            if (st.size + values_.size() == cap) {
+            if (st.size() + values_.size() == cap) {
                 respond(*pushes_[i], {s::full, 0});
                 continue;
             }
             values_.push_back(pushes_[i]->request.param);
             respond(*pushes_[i], {s::ack, 0});
         }
-        std::uint64_t lo = 0, hi = st.size + values_.size();
-        const auto value_at = [&](std::uint64_t p) { return p < st.size ? r_.at(st.head, p) : values_[p - st.size]; };
+        std::uint64_t lo = 0, hi = st.size() + values_.size();
+        const auto value_at = [&](std::uint64_t p) { return p < st.size() ? r_.at(st.head(), p) : values_[p - st.size()]; };
         for (std::size_t i = paired; i < pops_.size(); ++i) {  // they may take this pass's pushes
             if (lo == hi) {
                 respond(*pops_[i], {s::empty, 0});
@@ -185,57 +186,94 @@ public:
             }
             respond(*pops_[i], {s::value, Kind::pops_back ? value_at(--hi) : value_at(lo++)});
         }
-        // Write-back: the results, stamped with the pass's epoch last in their lines.
+        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at
+        // cap, stored through the cache; their lines are written back here only if they do
+        // not ride in this pass's record (deferred write-back, as the vector core's).
+        const auto kept_from = std::max(st.size(), lo);
+        const auto kept = hi > kept_from ? hi - kept_from : 0;
+        for (std::uint64_t p = kept_from; p < hi;) {
+            const auto slot = (st.head() + p) % cap;
+            const auto run = std::min(hi - p, cap - slot);
+            std::memcpy(&r_.elements[slot], &values_[p - st.size()], run * 8);
+            p += run;
+        }
+        // The previous pass's deferred pushes, positions [size - deferred_, size): those
+        // this pass keeps ([from, to)) are written back now and repeated in this pass's
+        // record, which holds everything from `from` up (this pass's record may count as
+        // the state before its pfence completes: committed_index), so the record after it
+        // need not hold them.
+        const auto from = std::max(st.size() - std::min(deferred_, st.size()), lo);
+        const auto to = std::min(st.size(), hi);
+        const auto redo = hi > from ? hi - from : 0;
+        const auto head = (st.head() + lo) % cap;
+        const bool one = redo <= dpfc_redo_room && opts_.one_fence && batch.size() <= dpfc_spilled_limit;
+        const auto room = one ? std::min(dpfc_inline_room, (dpfc_payload_words - redo) / 2) : dpfc_inline_room;
+        // Results: the first `room` operations whose seq fits go inline into the record, the
+        // rest are spilled to their lines, stamped with the pass's epoch last in the line.
+        std::uint64_t inl = 0, spilled = 0;
         for (auto* op : batch) {
-            auto& e = r_.results[op->request.tid];
-            e.seq = op->request.seq;
-            e.name = op->request.name;
-            e.param = op->request.param;
+            const auto& q = op->request;
+            served_[q.tid] = epoch;
+            if (inl < room && dpfc_inline::fits(q.seq)) {
+                inline_[2 * inl] = dpfc_inline::pack(q.tid, q.seq, q.name, op->response);
+                inline_[2 * inl + 1] = dpfc_inline::value(q.name, q.param, op->response);
+                ++inl;
+                continue;
+            }
+            auto& e = r_.results[q.tid];
+            e.seq = q.seq;
+            e.name = q.name;
+            e.param = q.param;
             e.response = op->response;
             e.voided = 0;
             std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
             e.epoch = epoch;
             pmem::pwb(&e);
+            ++spilled;
         }
-        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at
-        // cap, stored through the cache; their lines are written back here only if they do
-        // not ride in this pass's record (deferred write-back, as the vector core's).
-        const auto kept_from = std::max(st.size, lo);
-        const auto kept = hi > kept_from ? hi - kept_from : 0;
-        for (std::uint64_t p = kept_from; p < hi;) {
-            const auto slot = (st.head + p) % cap;
-            const auto run = std::min(hi - p, cap - slot);
-            std::memcpy(&r_.elements[slot], &values_[p - st.size], run * 8);
-            p += run;
+        // The state's inline results of threads this pass does not serve: CARRIED into this
+        // pass's record while it has room (the same two words: no write-back), else COPIED
+        // OUT to their lines, stamped with the state's epoch, before this pass's pfence: the
+        // pass after this one overwrites the state's record.
+        for (std::uint64_t k = 0; k < st.inlined(); ++k) {
+            if (served_[dpfc_inline::at(st, k).tid] == epoch) continue;  // superseded by this pass's operation
+            if (inl < room) {
+                inline_[2 * inl] = st.inline_words()[2 * k];
+                inline_[2 * inl + 1] = st.inline_words()[2 * k + 1];
+                ++inl;
+                continue;
+            }
+            const auto x = dpfc_inline::at(st, k);
+            auto& e = r_.results[x.tid];
+            e.seq = x.seq;
+            e.name = x.name;
+            e.param = x.param;
+            e.response = x.response;
+            e.voided = 0;
+            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
+            e.epoch = st.epoch;
+            pmem::pwb(&e);
         }
-        // The previous pass's deferred pushes, positions [st.size - deferred_, st.size): those
-        // this pass keeps ([from, to)) are written back now and repeated in this pass's
-        // record, which holds everything from `from` up (this pass's record may count as
-        // the state before its pfence completes: committed_index), so the record after it
-        // need not hold them.
-        const auto from = std::max(st.size - std::min(deferred_, st.size), lo);
-        const auto to = std::min(st.size, hi);
-        const auto redo = hi > from ? hi - from : 0;
-        const auto head = (st.head + lo) % cap;
-        if (redo <= dpfc_redo_room && opts_.one_fence) {  // PP: the pass, with one pfence
+        if (one) {  // PP: the pass, with one pfence
             for (std::uint64_t p = from; p < to;) {
-                const auto slot = (st.head + p) % cap;
+                const auto slot = (st.head() + p) % cap;
                 const auto run = std::min(to - p, cap - slot);
                 pmem::pwb_range(&r_.elements[slot], run * 8);
                 p += run;
             }
             for (std::uint64_t p = from; p < hi; ++p) redo_[p - from] = value_at(p);
-            dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, batch.size());
+            dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, inline_, inl, spilled);
             deferred_ = kept;
         } else {
             for (std::uint64_t p = from; p < hi;) {  // the deferred ones kept and this pass's
-                const auto slot = (st.head + p) % cap;
+                const auto slot = (st.head() + p) % cap;
                 const auto run = std::min(hi - p, cap - slot);
                 pmem::pwb_range(&r_.elements[slot], run * 8);
                 p += run;
             }
-            if (redo > 0) pmem::pfence();  // PP: the values are durable before a record names them
-            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, batch.size());
+            // PP: the values (and more spills than a record counts) are durable before the record
+            if (redo > 0 || spilled > dpfc_spilled_limit) pmem::pfence();
+            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, inline_, inl, spilled > dpfc_spilled_limit ? 0 : spilled);
             deferred_ = 0;
         }
         trace_.pass_done();
@@ -257,6 +295,8 @@ private:
     FERRITE_FLOW_SKIP std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
     FERRITE_FLOW_SKIP std::uint64_t deferred_ = 0;  // the state's top elements whose lines are not written back yet (DRAM only)
     FERRITE_FLOW_SKIP std::uint64_t redo_[dpfc_redo_room] = {};  // combiner's scratch: the record's redo values
+    FERRITE_FLOW_SKIP std::vector<std::uint64_t> served_;  // per thread id: the last pass (epoch) that served it (DRAM only)
+    FERRITE_FLOW_SKIP std::uint64_t inline_[2 * dpfc_inline_room] = {};  // combiner's scratch: the record's inline results
 };
 
 }  // namespace containers
@@ -339,8 +379,8 @@ protected:
     dpfc_structure(void* region, dpfc_options o, Trace t) : region_(region), c_(region, o, std::move(t)) {
         const auto n = header().threads;
         next_ = std::make_unique<std::uint64_t[]>(n);
-        const auto r = this->region();
-        for (std::uint64_t i = 0; i < n; ++i) next_[i] = r.results[i].seq + 1;
+        const auto cur = this->region().committed_index();
+        for (std::uint64_t i = 0; i < n; ++i) next_[i] = dpfc_recovered(region, static_cast<unsigned>(i), cur).seq + 1;
     }
     // False if the structure is at its capacity (nothing was pushed).
     bool push_word(unsigned tid, const T& v) {
@@ -360,9 +400,9 @@ protected:
         const auto r = region();
         const auto& st = r.committed();
         std::vector<T> out;
-        for (std::uint64_t k = 0; k < st.size; ++k) {
+        for (std::uint64_t k = 0; k < st.size(); ++k) {
             T v;
-            std::memcpy(&v, &r.at(st.head, k), sizeof(T));
+            std::memcpy(&v, &r.at(st.head(), k), sizeof(T));
             out.push_back(v);
         }
         return out;
