@@ -6,8 +6,9 @@
 // A region (64-byte aligned, e.g. a pool root or a heap block) holds, line by line:
 //
 //   line 0        identity: magic, thread ids, capacity (elements), element size   (create)
-//   lines 1, 2    state records: epoch, head, size, counts {redo, inline, spilled},
-//                 4 payload words: the redo values, then the inline results       (pass commit)
+//   lines 1, 2    state records: epoch, head word {head, redo count, inline count},
+//                 size word {size, spilled count}, 5 payload words: the redo
+//                 values, then the inline results                                 (pass commit)
 //   lines 3..     one result line per thread id: epoch, seq, name, param,
 //                 response {status, value}, voided                    (spill, copy-out)
 //   then          the elements, 8 bytes each, in a ring: element k (0 = the stack's bottom,
@@ -18,12 +19,14 @@
 // program order, so a record on the media with a non-zero epoch is whole, and one that a
 // crash tore reads as epoch 0 (never a candidate). A pass's operations' results go into its
 // record (INLINE: two words each, {tid, name, failed, seq} packed and one value word, a
-// push's param or a pop's value; redo + 2 x inline <= 4) or, those that do not fit,
-// SPILLED to the thread's result line, stamped with the pass's epoch stored last
-// (`spilled` counts them). A result line also receives COPY-OUTS: pass E + 1 writes every
-// inline result of record E whose thread it does not serve to that thread's line, stamped
-// E (the record it came from), before its pfence; so when pass E + 2 overwrites record E,
-// every thread's latest result is in record E + 1 or in its line.
+// push's param or a pop's value; redo + 2 x inline <= 5, inline <= 2; a seq of 2^46 or
+// more never goes inline) or, those that do not fit, SPILLED to the thread's result line,
+// stamped with the pass's epoch stored last (`spilled` counts them, up to 255; a pass with
+// more fences them before its record and counts 0). Pass E + 1 CARRIES every inline result
+// of record E whose thread it does not serve into its own record while it has room, and
+// COPIES OUT the others to their threads' lines, stamped E (the record they came from),
+// before its pfence; so when pass E + 2 overwrites record E, every thread's latest result
+// is in record E + 1 or in its line.
 //
 // After a crash the newest record (the larger epoch) is the state if its pass committed,
 // which the media shows by a line stamped with the next epoch (written only after its
@@ -42,11 +45,11 @@
 // throws damaged_pool of kind damaged_object, region "dpfc_stack" or "dpfc_queue"): magic
 // (a DFC or another structure's region, or the other kind, is refused; format 1's magics
 // "FrDPFCS1"/"FrDPFCQ1" are pool_error wrong_version, naming what to do), thread ids in
-// [1, dpfc_max_threads], element size 8, capacity >= 1 and the region big enough for the
+// [1, dpfc_max_threads], element size 8, capacity in [1, 2^56) and the region big enough for the
 // header, results and elements (overflow checked); the state records' epochs differ (unless
 // one is 0, a torn record) and the larger is below 2^63; no result's epoch is beyond it + 1;
 // the committed record's epoch is not 0; every whole record's counts: reserved bits 0,
-// redo <= 4, inline <= 2, redo + 2 x inline <= 4, spilled <= the thread ids; every inline
+// redo <= 4, inline <= 2, redo + 2 x inline <= 5, spilled <= the thread ids; every inline
 // result: tid below the thread ids, seq >= 1, an empty pop's value 0, no tid twice; in the
 // committed record size <= capacity, head < capacity (0 for a stack) and redo <= size;
 // every result line with a non-zero epoch has seq >= 1, a known operation name, a response

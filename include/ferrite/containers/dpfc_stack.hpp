@@ -8,10 +8,10 @@
 // effect, and its response. DFC pays for that per announcement: every operation persists its
 // announcement and its valid bit (2 pwb + 2 pfence by the announcing thread) before a
 // combiner may collect it. Here announcements stay volatile (PFC's publication list,
-// combining/pfc.hpp); the combiner pays for detectability inside its pass: next to the
-// stack's state record it writes each served operation's result record {seq, name, param,
-// response} (one line per thread id, dpfc_layout.hpp) and orders them all, with the pushed
-// values and the state record, by the pass's ONE pfence.
+// combining/pfc.hpp); the combiner pays for detectability inside its pass: each served
+// operation's result {seq, name, param, response} goes into the pass's state record (up to
+// two, packed) or into the thread's result line (dpfc_layout.hpp), and the pass's ONE
+// pfence orders them all, with the pushed values and the state record.
 //
 // The queue is the same core with pops at the front (no elimination: an enqueue and a
 // dequeue meet at opposite ends; a dequeue may take a value enqueued in the same pass, which
@@ -21,27 +21,34 @@
 // Pass (combine), the stack's: pushes and pops of the batch are paired (each pair: push -> ack, pop -> the
 // pushed value; the elements are untouched); the surplus pushes store their values above
 // the size (plain stores, no pwb: deferred, below; past the capacity: `full`, no effect), the
-// surplus pops answer the top elements (or `empty`); every operation's result record gets
-// its response, then, stored last in its line, the pass's epoch (state epoch + 1), pwb; the
-// previous pass's deferred values that this pass keeps get a pwb of their lines; the state
-// record that is not the state gets {new size, redo = the kept deferred values and this
-// pass's kept pushes, if at most 4}, epoch last, pwb; pfence (PP). More than 4: every one of
-// those lines is written back and a pfence orders them before a record without redo (two
-// fences). LP: each response, in the order the trace records (pairs first, push then pop;
-// then the surplus in batch order).
+// surplus pops answer the top elements (or `empty`). Results (format 3, dpfc_layout.hpp):
+// the first operations go INLINE into the pass's state record (2 words each, as many as
+// the record's 5 payload words leave after the redo values: 2, or 1 with 2-3 redo values,
+// 0 with 4), the rest are SPILLED to their threads' result lines, each stamped with the
+// pass's epoch (state epoch + 1) stored last, pwb. The state's inline results of threads
+// this pass does not serve are CARRIED into the new record while it has room (the same two
+// words, no write-back) and otherwise COPIED OUT to their lines, stamped with the state's
+// epoch, pwb. The previous pass's deferred values that this pass keeps get a pwb of their
+// lines; the record that is not the state gets epoch 0, {head, size, redo = the kept
+// deferred values and this pass's kept pushes (at most 4), the inline results, counts},
+// epoch last, pwb; pfence (PP). More than 4 redo values (or more than 255 spills): every
+// such line is written back and a pfence orders them before the record (two fences). At 1
+// thread a pass writes back one line (its record); at 2 threads a paired push and pop too.
+// LP: each response, in the order the trace records (pairs first, push then pop; then the
+// surplus in batch order).
 //
 // Deferred write-back (as the vector core's, persistent_vector_core.hpp): a pass writes
 // back none of its own pushes' lines; they ride in its record's redo. The next pass writes
 // back the lines of those it keeps AND repeats them in its own record's redo (that record
 // may count as the state after a crash before its pfence completed: committed_index accepts
-// a whole record whose results are all stamped, fence or not), so a third record need not
+// a whole record whose spills are all stamped, fence or not), so a third record need not
 // hold them: by then the second pass's pfence has made them durable. A push popped by the
-// next pass is never written back (1 thread push-pop: 2.0 pwb/op instead of 2.5). The core
+// next pass is never written back (1 thread push-pop: 1.0 pwb/op; format 1 paid 2.0). The core
 // keeps how many top elements are deferred in DRAM (deferred_); after open it is the state's
 // redo, which recovery has emptied. The pass also prefetches for write, at its start, the
-// result lines and the record line it will store to: each was written back one or two
-// passes before, and the store to such a line was the pass's hottest instruction (perf
-// annotate, docs/results.md).
+// record line and the result lines of the operations past the first two (likely spilled)
+// it will store to: each was written back one or two passes before, and the store to such
+// a line was format 1's hottest instruction (perf annotate, docs/results.md).
 //
 // What differs from DFC: an operation that no combiner collected before a crash leaves no
 // trace at all; recover(tid) then reports the thread's previous operation (seq one less than
@@ -53,30 +60,42 @@
 // without a heap). One thread per thread id at a time is the caller's duty (not enforced:
 // DFC's tid claims are not carried over).
 //
-// Crash consistency. A pass writes the state record that is not the state, {size, redo,
-// served = the batch's size} with its epoch E + 1 stored last, and the served operations'
-// result records, each stamped with E + 1 stored last in its line: a record or result on the
-// media is whole if its epoch is. All of them, and the pushed values, are queued before the
-// one pfence, so a crash before it may persist any subset. The pass counts as committed
-// only if all of it needed for detectability is durable: its state record AND its `served`
-// result records (dpfc_region::committed_index: the newest record is the state if some result
-// carries the next epoch, since the next pass begins after this pass's pfence, or if exactly
-// `served` results carry its own; else the older record, made durable by the previous pass's
-// pfence before this pass wrote anything, is the state). So a committed operation's outcome
-// is never lost, and an uncommitted pass's stamps (epoch > the state's) are orphans:
-// recovery (dpfc_recover) marks them voided ("did not take effect"; seq, name and param
-// stay for recover(tid)), makes that durable, and only then commits a new record (epoch
-// state + 2, beyond every stamp, no redo, served 0).
-// A thread whose previous result was overwritten by an uncommitted pass recovers seq k + 1,
-// not taken; one whose result never reached the media recovers seq k, taken, with the
-// response it returned (it returned only after its pass's pfence). Values: every element
-// of a record's size whose array line may not be durable is in that record's redo (up to
-// 4): its own pass's kept pushes (never written back by it) and the previous pass's kept
-// pushes (written back by this pass, durable only after its pfence); older ones were made
-// durable by the previous pass's pfence, which completed before this pass began. So
-// whichever record recovery picks, the array copy need not be durable; recovery copies the
-// redo in. Past 4, a pfence orders the lines before a record without redo (two fences).
-// Pops write nothing but their result and the record.
+// Crash consistency. Stores to one line persist in program order. A pass writes the state
+// record that is not the state: epoch 0 first, its words, its epoch E + 1 last, so a record
+// on the media with a non-zero epoch is whole and a torn one reads as epoch 0 (no
+// candidate); its spilled result lines, each whole if its epoch is; copy-outs; value lines.
+// All are queued before the one pfence, so a crash before it may persist any subset. The
+// pass counts as committed only if all of it needed for detectability is durable: its
+// record (which holds its inline results) AND its `spilled` lines
+// (dpfc_region::committed_index: the newest record is the state if some line carries the
+// next epoch, since the next pass begins after this pass's pfence, or if at least `spilled`
+// lines carry its own; else the older record, made durable by the previous pass's pfence
+// before this pass wrote anything, is the state). Copy-outs do not disturb that count:
+// the ones stamped E + 1 are made by the pass after E + 1 (or by recovery from a committed
+// record), i.e. only once E + 1 committed, so they only add to a committed record's
+// count. Where a thread's latest result is: in the state's inline results, or in its line,
+// or, when the state's pass committed by its record before its pfence and its copy-outs
+// are lost, in the older record's inline results; that older record is intact then,
+// because the next pass (which overwrites it, zeroing its epoch first) begins only after
+// the state's pfence. So recover(tid) (dpfc_recovered) takes the largest seq among those
+// three, and recovery copies out, before it commits a record without inline results, every
+// inline result of the two records that is its thread's latest and not in its line (else
+// the first pass after recovery could overwrite the only copy). A committed operation's
+// outcome is never lost; an uncommitted pass's spilled stamps (epoch > the state's) are
+// orphans: recovery (dpfc_recover) marks them voided ("did not take effect"; seq, name and
+// param stay for recover(tid)), makes that durable, and only then commits a new record
+// (epoch state + 2, beyond every stamp, no redo, no inline result, spilled 0). An
+// uncommitted pass's inline results vanish with its record.
+// A thread whose spilled result was overwritten by an uncommitted pass recovers seq k + 1,
+// not taken; one whose result never reached the media (or was inline in a lost record)
+// recovers seq k, taken, with the response it returned (it returned only after its pass's
+// pfence). Values: every element of a record's size whose array line may not be durable is
+// in that record's redo (up to 4): its own pass's kept pushes (never written back by it)
+// and the previous pass's kept pushes (written back by this pass, durable only after its
+// pfence); older ones were made durable by the previous pass's pfence, which completed
+// before this pass began. So whichever record recovery picks, the array copy need not be
+// durable; recovery copies the redo in. Past 4, a pfence orders the lines before a record
+// without redo (two fences). Pops write nothing but their result and the record.
 // Validation (dpfc_validate) runs before recovery writes anything.
 //
 // Exactly-once usage (as dfc_stack's):
