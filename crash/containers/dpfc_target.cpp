@@ -6,7 +6,7 @@
 //
 // Pool: the root holds the structure's region (a fixed capacity, no heap): the stack's holds
 // every push of the run and one per thread after recovery; the queue's half the run's
-// operations, so that its ring wraps. Workload: 3 threads x
+// operations, so that its ring wraps. Workload: 4 threads x
 // 30 operations by default, thread tid's operation i a seeded function of (seed, tid, i),
 // slightly more pushes (value tid << 32 | i) than pops. Recovery: open the region (which
 // validates and recovers; the simulator crashes it too). Checker: open again (idempotence),
@@ -86,7 +86,7 @@ public:
         const auto need = 4096 + dpfc_workload<kind>::bytes(c) + 4096;
         return std::max<std::uint64_t>(64 * 1024, (need + 4095) / 4096 * 4096);
     }
-    unsigned default_threads() const override { return 3; }
+    unsigned default_threads() const override { return 4; }  // 4: passes keep more than 4 values (the two-fence path) within a few hundred points
     std::vector<std::string> mutation_scope() const override { return {"include/ferrite/containers/dpfc_"}; }
     std::uint64_t default_ops_per_thread() const override { return 30; }
     std::unique_ptr<sim::workload> prepare(pmem::pool& fresh, const sim::run_config& c) const override {

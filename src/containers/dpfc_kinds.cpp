@@ -29,7 +29,7 @@ std::string describe(const pmem::pool_ref& pool, const alloc::buddy_heap& heap, 
     const auto span = dpfc_region_at(pool, heap, e.anchor, Magic);
     const auto* h = static_cast<const dpfc_header*>(span.region);
     const auto r = dpfc_region::at(const_cast<void*>(span.region), h->threads);
-    std::string s = std::to_string(r.committed().size);
+    std::string s = std::to_string(r.committed().size());
     s.append(" elements, capacity ").append(std::to_string(h->capacity));
     s.append(", ").append(std::to_string(h->threads)).append(" thread ids");
     return s;

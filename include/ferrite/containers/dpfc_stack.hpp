@@ -8,10 +8,10 @@
 // effect, and its response. DFC pays for that per announcement: every operation persists its
 // announcement and its valid bit (2 pwb + 2 pfence by the announcing thread) before a
 // combiner may collect it. Here announcements stay volatile (PFC's publication list,
-// combining/pfc.hpp); the combiner pays for detectability inside its pass: next to the
-// stack's state record it writes each served operation's result record {seq, name, param,
-// response} (one line per thread id, dpfc_layout.hpp) and orders them all, with the pushed
-// values and the state record, by the pass's ONE pfence.
+// combining/pfc.hpp); the combiner pays for detectability inside its pass: each served
+// operation's result {seq, name, param, response} goes into the pass's state record (up to
+// two, packed) or into the thread's result line (dpfc_layout.hpp), and the pass's ONE
+// pfence orders them all, with the pushed values and the state record.
 //
 // The queue is the same core with pops at the front (no elimination: an enqueue and a
 // dequeue meet at opposite ends; a dequeue may take a value enqueued in the same pass, which
@@ -21,27 +21,34 @@
 // Pass (combine), the stack's: pushes and pops of the batch are paired (each pair: push -> ack, pop -> the
 // pushed value; the elements are untouched); the surplus pushes store their values above
 // the size (plain stores, no pwb: deferred, below; past the capacity: `full`, no effect), the
-// surplus pops answer the top elements (or `empty`); every operation's result record gets
-// its response, then, stored last in its line, the pass's epoch (state epoch + 1), pwb; the
-// previous pass's deferred values that this pass keeps get a pwb of their lines; the state
-// record that is not the state gets {new size, redo = the kept deferred values and this
-// pass's kept pushes, if at most 4}, epoch last, pwb; pfence (PP). More than 4: every one of
-// those lines is written back and a pfence orders them before a record without redo (two
-// fences). LP: each response, in the order the trace records (pairs first, push then pop;
-// then the surplus in batch order).
+// surplus pops answer the top elements (or `empty`). Results (format 3, dpfc_layout.hpp):
+// the first operations go INLINE into the pass's state record (2 words each, as many as
+// the record's 5 payload words leave after the redo values: 2, or 1 with 2-3 redo values,
+// 0 with 4), the rest are SPILLED to their threads' result lines, each stamped with the
+// pass's epoch (state epoch + 1) stored last, pwb. The state's inline results of threads
+// this pass does not serve are CARRIED into the new record while it has room (the same two
+// words, no write-back) and otherwise COPIED OUT to their lines, stamped with the state's
+// epoch, pwb. The previous pass's deferred values that this pass keeps get a pwb of their
+// lines; the record that is not the state gets epoch 0, {head, size, redo = the kept
+// deferred values and this pass's kept pushes (at most 4), the inline results, counts},
+// epoch last, pwb; pfence (PP). More than 4 redo values (or more than 255 spills): every
+// such line is written back and a pfence orders them before the record (two fences). At 1
+// thread a pass writes back one line (its record); at 2 threads a paired push and pop too.
+// LP: each response, in the order the trace records (pairs first, push then pop; then the
+// surplus in batch order).
 //
 // Deferred write-back (as the vector core's, persistent_vector_core.hpp): a pass writes
 // back none of its own pushes' lines; they ride in its record's redo. The next pass writes
 // back the lines of those it keeps AND repeats them in its own record's redo (that record
 // may count as the state after a crash before its pfence completed: committed_index accepts
-// a whole record whose results are all stamped, fence or not), so a third record need not
+// a whole record whose spills are all stamped, fence or not), so a third record need not
 // hold them: by then the second pass's pfence has made them durable. A push popped by the
-// next pass is never written back (1 thread push-pop: 2.0 pwb/op instead of 2.5). The core
+// next pass is never written back (1 thread push-pop: 1.0 pwb/op; format 1 paid 2.0). The core
 // keeps how many top elements are deferred in DRAM (deferred_); after open it is the state's
 // redo, which recovery has emptied. The pass also prefetches for write, at its start, the
-// result lines and the record line it will store to: each was written back one or two
-// passes before, and the store to such a line was the pass's hottest instruction (perf
-// annotate, docs/results.md).
+// record line and the result lines of the operations past the first two (likely spilled)
+// it will store to: each was written back one or two passes before, and the store to such
+// a line was format 1's hottest instruction (perf annotate, docs/results.md).
 //
 // What differs from DFC: an operation that no combiner collected before a crash leaves no
 // trace at all; recover(tid) then reports the thread's previous operation (seq one less than
@@ -53,30 +60,42 @@
 // without a heap). One thread per thread id at a time is the caller's duty (not enforced:
 // DFC's tid claims are not carried over).
 //
-// Crash consistency. A pass writes the state record that is not the state, {size, redo,
-// served = the batch's size} with its epoch E + 1 stored last, and the served operations'
-// result records, each stamped with E + 1 stored last in its line: a record or result on the
-// media is whole if its epoch is. All of them, and the pushed values, are queued before the
-// one pfence, so a crash before it may persist any subset. The pass counts as committed
-// only if all of it needed for detectability is durable: its state record AND its `served`
-// result records (dpfc_region::committed_index: the newest record is the state if some result
-// carries the next epoch, since the next pass begins after this pass's pfence, or if exactly
-// `served` results carry its own; else the older record, made durable by the previous pass's
-// pfence before this pass wrote anything, is the state). So a committed operation's outcome
-// is never lost, and an uncommitted pass's stamps (epoch > the state's) are orphans:
-// recovery (dpfc_recover) marks them voided ("did not take effect"; seq, name and param
-// stay for recover(tid)), makes that durable, and only then commits a new record (epoch
-// state + 2, beyond every stamp, no redo, served 0).
-// A thread whose previous result was overwritten by an uncommitted pass recovers seq k + 1,
-// not taken; one whose result never reached the media recovers seq k, taken, with the
-// response it returned (it returned only after its pass's pfence). Values: every element
-// of a record's size whose array line may not be durable is in that record's redo (up to
-// 4): its own pass's kept pushes (never written back by it) and the previous pass's kept
-// pushes (written back by this pass, durable only after its pfence); older ones were made
-// durable by the previous pass's pfence, which completed before this pass began. So
-// whichever record recovery picks, the array copy need not be durable; recovery copies the
-// redo in. Past 4, a pfence orders the lines before a record without redo (two fences).
-// Pops write nothing but their result and the record.
+// Crash consistency. Stores to one line persist in program order. A pass writes the state
+// record that is not the state: epoch 0 first, its words, its epoch E + 1 last, so a record
+// on the media with a non-zero epoch is whole and a torn one reads as epoch 0 (no
+// candidate); its spilled result lines, each whole if its epoch is; copy-outs; value lines.
+// All are queued before the one pfence, so a crash before it may persist any subset. The
+// pass counts as committed only if all of it needed for detectability is durable: its
+// record (which holds its inline results) AND its `spilled` lines
+// (dpfc_region::committed_index: the newest record is the state if some line carries the
+// next epoch, since the next pass begins after this pass's pfence, or if at least `spilled`
+// lines carry its own; else the older record, made durable by the previous pass's pfence
+// before this pass wrote anything, is the state). Copy-outs do not disturb that count:
+// the ones stamped E + 1 are made by the pass after E + 1 (or by recovery from a committed
+// record), i.e. only once E + 1 committed, so they only add to a committed record's
+// count. Where a thread's latest result is: in the state's inline results, or in its line,
+// or, when the state's pass committed by its record before its pfence and its copy-outs
+// are lost, in the older record's inline results; that older record is intact then,
+// because the next pass (which overwrites it, zeroing its epoch first) begins only after
+// the state's pfence. So recover(tid) (dpfc_recovered) takes the largest seq among those
+// three, and recovery copies out, before it commits a record without inline results, every
+// inline result of the two records that is its thread's latest and not in its line (else
+// the first pass after recovery could overwrite the only copy). A committed operation's
+// outcome is never lost; an uncommitted pass's spilled stamps (epoch > the state's) are
+// orphans: recovery (dpfc_recover) marks them voided ("did not take effect"; seq, name and
+// param stay for recover(tid)), makes that durable, and only then commits a new record
+// (epoch state + 2, beyond every stamp, no redo, no inline result, spilled 0). An
+// uncommitted pass's inline results vanish with its record.
+// A thread whose spilled result was overwritten by an uncommitted pass recovers seq k + 1,
+// not taken; one whose result never reached the media (or was inline in a lost record)
+// recovers seq k, taken, with the response it returned (it returned only after its pass's
+// pfence). Values: every element of a record's size whose array line may not be durable is
+// in that record's redo (up to 4): its own pass's kept pushes (never written back by it)
+// and the previous pass's kept pushes (written back by this pass, durable only after its
+// pfence); older ones were made durable by the previous pass's pfence, which completed
+// before this pass began. So whichever record recovery picks, the array copy need not be
+// durable; recovery copies the redo in. Past 4, a pfence orders the lines before a record
+// without redo (two fences). Pops write nothing but their result and the record.
 // Validation (dpfc_validate) runs before recovery writes anything.
 //
 // Exactly-once usage (as dfc_stack's):
@@ -138,7 +157,7 @@ public:
 
     dpfc_core(void* region, dpfc_options o, Trace t)
         : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)),
-          deferred_(r_.state[r_.newest()].redo) {}  // after open's recovery: 0
+          deferred_(r_.state[r_.newest()].redo()), served_(r_.header->threads, 0) {}  // after open's recovery: 0
 
     FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         using s = combining::dfc_status;
@@ -149,8 +168,9 @@ public:
         // misses overlap the pairing below instead of stalling the write-back loop.
         const auto cur = r_.newest();  // while running, the newest record is the state
         __builtin_prefetch(&r_.state[1 - cur], 1);
-        for (auto* op : batch) {
-            __builtin_prefetch(&r_.results[op->request.tid], 1);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            auto* op = batch[i];
+            if (i >= dpfc_inline_room) __builtin_prefetch(&r_.results[op->request.tid], 1);  // likely spilled
             (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
         }
         const auto st = r_.state[cur];
@@ -169,15 +189,15 @@ public:
         // committed size, so no slot of the committed state is written.
         values_.clear();
         for (std::size_t i = paired; i < pushes_.size(); ++i) {
-            if (st.size + values_.size() == cap) {
+            if (st.size() + values_.size() == cap) {
                 respond(*pushes_[i], {s::full, 0});
                 continue;
             }
             values_.push_back(pushes_[i]->request.param);
             respond(*pushes_[i], {s::ack, 0});
         }
-        std::uint64_t lo = 0, hi = st.size + values_.size();
-        const auto value_at = [&](std::uint64_t p) { return p < st.size ? r_.at(st.head, p) : values_[p - st.size]; };
+        std::uint64_t lo = 0, hi = st.size() + values_.size();
+        const auto value_at = [&](std::uint64_t p) { return p < st.size() ? r_.at(st.head(), p) : values_[p - st.size()]; };
         for (std::size_t i = paired; i < pops_.size(); ++i) {  // they may take this pass's pushes
             if (lo == hi) {
                 respond(*pops_[i], {s::empty, 0});
@@ -185,57 +205,94 @@ public:
             }
             respond(*pops_[i], {s::value, Kind::pops_back ? value_at(--hi) : value_at(lo++)});
         }
-        // Write-back: the results, stamped with the pass's epoch last in their lines.
+        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at
+        // cap, stored through the cache; their lines are written back here only if they do
+        // not ride in this pass's record (deferred write-back, as the vector core's).
+        const auto kept_from = std::max(st.size(), lo);
+        const auto kept = hi > kept_from ? hi - kept_from : 0;
+        for (std::uint64_t p = kept_from; p < hi;) {
+            const auto slot = (st.head() + p) % cap;
+            const auto run = std::min(hi - p, cap - slot);
+            std::memcpy(&r_.elements[slot], &values_[p - st.size()], run * 8);
+            p += run;
+        }
+        // The previous pass's deferred pushes, positions [size - deferred_, size): those
+        // this pass keeps ([from, to)) are written back now and repeated in this pass's
+        // record, which holds everything from `from` up (this pass's record may count as
+        // the state before its pfence completes: committed_index), so the record after it
+        // need not hold them.
+        const auto from = std::max(st.size() - std::min(deferred_, st.size()), lo);
+        const auto to = std::min(st.size(), hi);
+        const auto redo = hi > from ? hi - from : 0;
+        const auto head = (st.head() + lo) % cap;
+        const bool one = redo <= dpfc_redo_room && opts_.one_fence && batch.size() <= dpfc_spilled_limit;
+        const auto room = one ? std::min(dpfc_inline_room, (dpfc_payload_words - redo) / 2) : dpfc_inline_room;
+        // Results: the first `room` operations whose seq fits go inline into the record, the
+        // rest are spilled to their lines, stamped with the pass's epoch last in the line.
+        std::uint64_t inl = 0, spilled = 0;
         for (auto* op : batch) {
-            auto& e = r_.results[op->request.tid];
-            e.seq = op->request.seq;
-            e.name = op->request.name;
-            e.param = op->request.param;
+            const auto& q = op->request;
+            served_[q.tid] = epoch;
+            if (inl < room && dpfc_inline::fits(q.seq)) {
+                inline_[2 * inl] = dpfc_inline::pack(q.tid, q.seq, q.name, op->response);
+                inline_[2 * inl + 1] = dpfc_inline::value(q.name, q.param, op->response);
+                ++inl;
+                continue;
+            }
+            auto& e = r_.results[q.tid];
+            e.seq = q.seq;
+            e.name = q.name;
+            e.param = q.param;
             e.response = op->response;
             e.voided = 0;
             std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
             e.epoch = epoch;
             pmem::pwb(&e);
+            ++spilled;
         }
-        // The pushes still in the structure: positions [kept_from, hi), slots wrapping at
-        // cap, stored through the cache; their lines are written back here only if they do
-        // not ride in this pass's record (deferred write-back, as the vector core's).
-        const auto kept_from = std::max(st.size, lo);
-        const auto kept = hi > kept_from ? hi - kept_from : 0;
-        for (std::uint64_t p = kept_from; p < hi;) {
-            const auto slot = (st.head + p) % cap;
-            const auto run = std::min(hi - p, cap - slot);
-            std::memcpy(&r_.elements[slot], &values_[p - st.size], run * 8);
-            p += run;
+        // The state's inline results of threads this pass does not serve: CARRIED into this
+        // pass's record while it has room (the same two words: no write-back), else COPIED
+        // OUT to their lines, stamped with the state's epoch, before this pass's pfence: the
+        // pass after this one overwrites the state's record.
+        for (std::uint64_t k = 0; k < st.inlined(); ++k) {
+            if (served_[dpfc_inline::at(st, k).tid] == epoch) continue;  // superseded by this pass's operation
+            if (inl < room) {
+                inline_[2 * inl] = st.inline_words()[2 * k];
+                inline_[2 * inl + 1] = st.inline_words()[2 * k + 1];
+                ++inl;
+                continue;
+            }
+            const auto x = dpfc_inline::at(st, k);
+            auto& e = r_.results[x.tid];
+            e.seq = x.seq;
+            e.name = x.name;
+            e.param = x.param;
+            e.response = x.response;
+            e.voided = 0;
+            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
+            e.epoch = st.epoch;
+            pmem::pwb(&e);
         }
-        // The previous pass's deferred pushes, positions [st.size - deferred_, st.size): those
-        // this pass keeps ([from, to)) are written back now and repeated in this pass's
-        // record, which holds everything from `from` up (this pass's record may count as
-        // the state before its pfence completes: committed_index), so the record after it
-        // need not hold them.
-        const auto from = std::max(st.size - std::min(deferred_, st.size), lo);
-        const auto to = std::min(st.size, hi);
-        const auto redo = hi > from ? hi - from : 0;
-        const auto head = (st.head + lo) % cap;
-        if (redo <= dpfc_redo_room && opts_.one_fence) {  // PP: the pass, with one pfence
+        if (one) {  // PP: the pass, with one pfence
             for (std::uint64_t p = from; p < to;) {
-                const auto slot = (st.head + p) % cap;
+                const auto slot = (st.head() + p) % cap;
                 const auto run = std::min(to - p, cap - slot);
                 pmem::pwb_range(&r_.elements[slot], run * 8);
                 p += run;
             }
             for (std::uint64_t p = from; p < hi; ++p) redo_[p - from] = value_at(p);
-            dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, batch.size());
+            dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, inline_, inl, spilled);
             deferred_ = kept;
         } else {
             for (std::uint64_t p = from; p < hi;) {  // the deferred ones kept and this pass's
-                const auto slot = (st.head + p) % cap;
+                const auto slot = (st.head() + p) % cap;
                 const auto run = std::min(hi - p, cap - slot);
                 pmem::pwb_range(&r_.elements[slot], run * 8);
                 p += run;
             }
-            if (redo > 0) pmem::pfence();  // PP: the values are durable before a record names them
-            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, batch.size());
+            // PP: the values (and more spills than a record counts) are durable before the record
+            if (redo > 0 || spilled > dpfc_spilled_limit) pmem::pfence();
+            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, inline_, inl, spilled > dpfc_spilled_limit ? 0 : spilled);
             deferred_ = 0;
         }
         trace_.pass_done();
@@ -257,6 +314,8 @@ private:
     FERRITE_FLOW_SKIP std::vector<std::uint64_t> values_;      // the pass's accepted pushes, in order
     FERRITE_FLOW_SKIP std::uint64_t deferred_ = 0;  // the state's top elements whose lines are not written back yet (DRAM only)
     FERRITE_FLOW_SKIP std::uint64_t redo_[dpfc_redo_room] = {};  // combiner's scratch: the record's redo values
+    FERRITE_FLOW_SKIP std::vector<std::uint64_t> served_;  // per thread id: the last pass (epoch) that served it (DRAM only)
+    FERRITE_FLOW_SKIP std::uint64_t inline_[2 * dpfc_inline_room] = {};  // combiner's scratch: the record's inline results
 };
 
 }  // namespace containers
@@ -339,8 +398,8 @@ protected:
     dpfc_structure(void* region, dpfc_options o, Trace t) : region_(region), c_(region, o, std::move(t)) {
         const auto n = header().threads;
         next_ = std::make_unique<std::uint64_t[]>(n);
-        const auto r = this->region();
-        for (std::uint64_t i = 0; i < n; ++i) next_[i] = r.results[i].seq + 1;
+        const auto cur = this->region().committed_index();
+        for (std::uint64_t i = 0; i < n; ++i) next_[i] = dpfc_recovered(region, static_cast<unsigned>(i), cur).seq + 1;
     }
     // False if the structure is at its capacity (nothing was pushed).
     bool push_word(unsigned tid, const T& v) {
@@ -360,9 +419,9 @@ protected:
         const auto r = region();
         const auto& st = r.committed();
         std::vector<T> out;
-        for (std::uint64_t k = 0; k < st.size; ++k) {
+        for (std::uint64_t k = 0; k < st.size(); ++k) {
             T v;
-            std::memcpy(&v, &r.at(st.head, k), sizeof(T));
+            std::memcpy(&v, &r.at(st.head(), k), sizeof(T));
             out.push_back(v);
         }
         return out;

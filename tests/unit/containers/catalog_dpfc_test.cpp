@@ -61,8 +61,8 @@ TEST_F(CatalogTest, NamedDpfcStructuresPersistAndReportEachThreadsLatestOperatio
     EXPECT_TRUE(heap_->check().empty());
 }
 
-// What a crash leaves when thread 0's result record reached the media but its pass's state
-// record did not: catalog::recover_pool (the kind's recover) voids the orphan, so the
+// What a crash leaves when thread 0's spilled result line reached the media but its pass's
+// state record did not (thread 0 past the inline seq limit, so its result spills): catalog::recover_pool (the kind's recover) voids the orphan, so the
 // thread learns through the catalog that its push did not take effect, and it stays so.
 TEST_F(CatalogTest, DpfcDetectabilityWorksThroughTheCatalogsRecovery) {
     {
@@ -71,6 +71,15 @@ TEST_F(CatalogTest, DpfcDetectabilityWorksThroughTheCatalogsRecovery) {
     }
     reopen();  // recovery copies the redo value into the array: nothing more to write
     auto* region = pool_->base() + alloc::name_directory::open_or_create(*pool_, *heap_).find("s")->anchor;
+    {  // thread 0's operations spill to its line from now on (a seq past the inline limit)
+        auto* line0 = reinterpret_cast<containers::dpfc_result*>(region + containers::dpfc_region::results_offset);
+        *line0 = {};
+        line0->seq = containers::dpfc_inline_seq_limit - 1;
+        line0->name = containers::dpfc_push_op;
+        line0->response.status = combining::dfc_status::ack;
+        line0->epoch = 1;
+    }
+    constexpr u64 L = containers::dpfc_inline_seq_limit;
     std::vector<std::byte> records(128);
     std::memcpy(records.data(), region + 64, 128);  // both state records
     {
@@ -83,17 +92,17 @@ TEST_F(CatalogTest, DpfcDetectabilityWorksThroughTheCatalogsRecovery) {
         // recover_pool alone (the kind's recover, before any open) voided it on the media.
         const auto* again = pool_->base() + alloc::name_directory::open_or_create(*pool_, *heap_).find("s")->anchor;
         const auto* result0 = reinterpret_cast<const containers::dpfc_result*>(again + containers::dpfc_region::results_offset);
-        EXPECT_EQ(result0->seq, 1u);
+        EXPECT_EQ(result0->seq, L);
         EXPECT_EQ(result0->voided, 1u);
     }
     {
         catalog names(*pool_, *heap_);
         auto s = names.open<dpfc_stack<u64>>("s", 2);
         const auto r = s->recover(0);
-        EXPECT_EQ(r.seq, 1u);
+        EXPECT_EQ(r.seq, L);
         EXPECT_FALSE(r.took_effect) << "the catalog's recovery voided the uncommitted pass";
         EXPECT_EQ(r.param, 8u);
-        EXPECT_EQ(s->next_seq(0), 2u);
+        EXPECT_EQ(s->next_seq(0), L + 1);
         EXPECT_EQ(s->unsynchronized_contents(), std::vector<u64>{7});
         EXPECT_TRUE(s->push(1, 9));  // a later pass with the epoch the orphan had
     }
