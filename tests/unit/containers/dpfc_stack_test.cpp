@@ -245,7 +245,7 @@ TEST(DpfcStack, ATornNewestRecordIsNoCandidate) {
         for (const bool only : {false, true}) {
             f.buf.restore(after);
             auto& rec = f.r().state[n];
-            const auto* old_words = reinterpret_cast<const u64*>(image.data() + 64 + 64 * n);
+            const auto* old_words = reinterpret_cast<const u64*>(reinterpret_cast<const std::byte*>(image.data()) + 64 + 64 * n);
             auto* words = reinterpret_cast<u64*>(&rec);
             for (unsigned k = 0; k < 8; ++k)
                 if ((k == word) != only) words[k] = old_words[k];
