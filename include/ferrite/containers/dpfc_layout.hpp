@@ -364,6 +364,22 @@ FERRITE_FLOW_ROOT inline dpfc_state dpfc_commit(dpfc_region r, std::uint64_t cur
     return line;
 }
 
+// Stores operation `x`'s outcome into thread x.tid's result line, `epoch` last (the line is
+// whole on the media if its epoch is), and returns the line: the caller writes it back
+// (its own pwb site: a pass's spill and copy-out and recovery's copy-out are mutation-tested
+// one by one).
+inline dpfc_result& dpfc_store_result(const dpfc_region& r, const dpfc_inline& x, std::uint64_t epoch) noexcept {
+    auto& e = r.results[x.tid];
+    e.seq = x.seq;
+    e.name = x.name;
+    e.param = x.param;
+    e.response = x.response;
+    e.voided = 0;
+    std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
+    e.epoch = epoch;
+    return e;
+}
+
 // Whether inline result `x` of a candidate record is thread x.tid's latest operation and not
 // yet in its line: its seq beyond the line's and beyond any inline result of the thread in
 // `other` (the other candidate record, or nullptr).
@@ -428,15 +444,7 @@ FERRITE_FLOW_ROOT inline void dpfc_recover(void* region) noexcept {
         for (std::uint64_t k = 0; k < rec->inlined(); ++k) {
             const auto x = dpfc_inline::at(*rec, k);
             if (!dpfc_inline_pending(r, x, other)) continue;
-            auto& e = r.results[x.tid];
-            e.seq = x.seq;
-            e.name = x.name;
-            e.param = x.param;
-            e.response = x.response;
-            e.voided = 0;
-            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
-            e.epoch = rec->epoch;
-            pmem::pwb(&e);
+            pmem::pwb(&dpfc_store_result(r, x, rec->epoch));
         }
     }
     pmem::pfence();  // PP: elements, voided orphans and copy-outs are durable before the record below

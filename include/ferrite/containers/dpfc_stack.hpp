@@ -241,15 +241,7 @@ public:
                 ++inl;
                 continue;
             }
-            auto& e = r_.results[q.tid];
-            e.seq = q.seq;
-            e.name = q.name;
-            e.param = q.param;
-            e.response = op->response;
-            e.voided = 0;
-            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
-            e.epoch = epoch;
-            pmem::pwb(&e);
+            pmem::pwb(&dpfc_store_result(r_, {q.tid, q.seq, q.name, q.param, op->response}, epoch));
             ++spilled;
         }
         // The state's inline results of threads this pass does not serve: CARRIED into this
@@ -264,16 +256,7 @@ public:
                 ++inl;
                 continue;
             }
-            const auto x = dpfc_inline::at(st, k);
-            auto& e = r_.results[x.tid];
-            e.seq = x.seq;
-            e.name = x.name;
-            e.param = x.param;
-            e.response = x.response;
-            e.voided = 0;
-            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
-            e.epoch = st.epoch;
-            pmem::pwb(&e);
+            pmem::pwb(&dpfc_store_result(r_, dpfc_inline::at(st, k), st.epoch));
         }
         if (one) {  // PP: the pass, with one pfence
             for (std::uint64_t p = from; p < to;) {

@@ -201,18 +201,25 @@ TEST(DpfcStack, AnOrphanResultIsClearedAndStaysNotTaken) {
 
 // An inline result lost with its record (the pass's one line did not persist) leaves no
 // trace: the thread recovers its previous operation and runs it again with the same seq.
-TEST(DpfcStack, AnInlineResultLostWithItsRecordLeavesNoTrace) {
-    fixture f(2);
+// Thread 0 pushes 1 (recovered since, so nothing is left to do on open), then 2; returns the
+// image between the two.
+auto push_1_then_2(fixture& f) {
     {
         auto s = f.create();
         s.push(0, 1);
     }
     (void)f.open();
-    const auto image = f.buf.snapshot();
+    auto image = f.buf.snapshot();
     {
         auto s = f.open();
         s.push(0, 2);
     }
+    return image;
+}
+
+TEST(DpfcStack, AnInlineResultLostWithItsRecordLeavesNoTrace) {
+    fixture f(2);
+    const auto image = push_1_then_2(f);
     f.buf.restore_range(image, 64, 128);
     auto s = f.open();
     const auto r = s.recover(0);
@@ -228,16 +235,7 @@ TEST(DpfcStack, AnInlineResultLostWithItsRecordLeavesNoTrace) {
 // pass did not take effect, whichever words persisted.
 TEST(DpfcStack, ATornNewestRecordIsNoCandidate) {
     fixture f(2);
-    {
-        auto s = f.create();
-        s.push(0, 1);
-    }
-    (void)f.open();
-    const auto image = f.buf.snapshot();
-    {
-        auto s = f.open();
-        s.push(0, 2);
-    }
+    const auto image = push_1_then_2(f);
     const auto after = f.buf.snapshot();
     const auto n = f.r().newest();
     unsigned torn = 0;
