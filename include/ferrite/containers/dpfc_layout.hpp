@@ -7,19 +7,20 @@
 //
 //   line 0        identity: magic, thread ids, capacity (elements), element size   (create)
 //   lines 1, 2    state records: epoch, head word {head, redo count, inline count},
-//                 size word {size, spilled count}, 5 payload words: the redo
-//                 values, then the inline results                                 (pass commit)
+//                 size word {size, spilled count}, 4 payload words: the redo
+//                 values, then the inline results; a check of those 7 words        (pass commit)
 //   lines 3..     one result line per thread id: epoch, seq, name, param,
 //                 response {status, value}, voided                    (spill, copy-out)
 //   then          the elements, 8 bytes each, in a ring: element k (0 = the stack's bottom,
 //                 the queue's front) at (head + k) mod capacity; a stack's head stays 0
 //
 // State records alternate: a pass writes the record that is not the state. dpfc_commit
-// stores its epoch 0 FIRST, then its words, then its epoch: stores to one line persist in
-// program order, so a record on the media with a non-zero epoch is whole, and one that a
-// crash tore reads as epoch 0 (never a candidate). A pass's operations' results go into its
+// builds it in DRAM, seals it with a check of its seven other words and writes the line
+// with NT stores (they persist in no particular order within the line): a record on the
+// media whose check matches is whole, one that a crash tore fails it and is never a
+// candidate (its epoch counts as 0). A pass's operations' results go into its
 // record (INLINE: two words each, {tid, name, failed, seq} packed and one value word, a
-// push's param or a pop's value; redo + 2 x inline <= 5, inline <= 2; a seq of 2^46 or
+// push's param or a pop's value; redo + 2 x inline <= 4, inline <= 2; a seq of 2^46 or
 // more never goes inline) or, those that do not fit, SPILLED to the thread's result line,
 // stamped with the pass's epoch stored last (`spilled` counts them, up to 255; a pass with
 // more fences them before its record and counts 0). Pass E + 1 CARRIES every inline result
@@ -46,10 +47,10 @@
 // (a DFC or another structure's region, or the other kind, is refused; format 1's magics
 // "FrDPFCS1"/"FrDPFCQ1" are pool_error wrong_version, naming what to do), thread ids in
 // [1, dpfc_max_threads], element size 8, capacity in [1, 2^56) and the region big enough for the
-// header, results and elements (overflow checked); the state records' epochs differ (unless
-// one is 0, a torn record) and the larger is below 2^63; no result's epoch is beyond it + 1;
-// the committed record's epoch is not 0; every whole record's counts: reserved bits 0,
-// redo <= 4, inline <= 2, redo + 2 x inline <= 5, spilled <= the thread ids; every inline
+// header, results and elements (overflow checked); at most one state record torn (its check
+// fails), the whole ones' epochs differ and the larger is below 2^63; no result's epoch is
+// beyond it + 1; the committed record is whole; every whole record's counts: reserved bits
+// 0, redo <= 4, inline <= 2, redo + 2 x inline <= 4, spilled <= the thread ids; every inline
 // result: tid below the thread ids, seq >= 1, an empty pop's value 0, no tid twice; in the
 // committed record size <= capacity, head < capacity (0 for a stack) and redo <= size;
 // every result line with a non-zero epoch has seq >= 1, a known operation name, a response
@@ -76,7 +77,7 @@ inline constexpr std::uint64_t dpfc_queue_magic = 0x3351'4346'5044'7246ull;  // 
 inline constexpr std::uint64_t dpfc_stack_magic_v1 = 0x3153'4346'5044'7246ull;  // "FrDPFCS1": refused
 inline constexpr std::uint64_t dpfc_queue_magic_v1 = 0x3151'4346'5044'7246ull;  // "FrDPFCQ1": refused
 inline constexpr std::uint64_t dpfc_max_threads = 1u << 16;
-inline constexpr std::uint64_t dpfc_payload_words = 5;  // of a state record: redo values and inline results
+inline constexpr std::uint64_t dpfc_payload_words = 4;  // of a state record: redo values and inline results
 inline constexpr std::uint64_t dpfc_redo_room = 4;      // redo values of a state record
 inline constexpr std::uint64_t dpfc_inline_room = 2;    // inline results of a state record (2 words each)
 inline constexpr std::uint64_t dpfc_spilled_limit = 255;  // spills a record counts (more: fenced first, counted 0)
@@ -94,10 +95,26 @@ struct alignas(64) dpfc_header {
 };
 
 struct alignas(64) dpfc_state {
-    std::uint64_t epoch FERRITE_FLOW_SENTINEL;  // 0 stored first, the epoch last; the larger is the newest
+    std::uint64_t epoch FERRITE_FLOW_SENTINEL;  // of a whole record: the larger is the newest
     std::uint64_t head_word;  // bits 0-55 head (ring slot of element 0; a stack's: 0), 56-58 redo, 59-60 inline, 61-63 zero
     std::uint64_t size_word;  // bits 0-55 size, 56-63 spilled
     std::uint64_t payload[dpfc_payload_words];  // [0, redo) redo values, then inline results (packed, value)
+    std::uint64_t check;  // dpfc_record_check of the seven words above: the record is whole iff it matches
+
+    // The seven words' check: a line that a crash tore between two records (NT stores to a
+    // line persist in no particular order) mixes words of both and misses it.
+    std::uint64_t expected_check() const noexcept {
+        std::uint64_t h = 0x243f'6a88'85a3'08d3ull;  // any odd constant: an all-zero line is not whole
+        for (const std::uint64_t w : {epoch, head_word, size_word, payload[0], payload[1], payload[2], payload[3]}) {
+            h = (h ^ w) * 0x9e37'79b9'7f4a'7c15ull;
+            h ^= h >> 29;
+        }
+        return h;
+    }
+    void seal() noexcept { check = expected_check(); }
+    bool whole() const noexcept { return check == expected_check(); }
+    // The epoch if the record is whole, else 0 (a torn record is never a candidate).
+    std::uint64_t whole_epoch() const noexcept { return whole() ? epoch : 0; }
 
     std::uint64_t head() const noexcept { return head_word & (dpfc_word_limit - 1); }
     std::uint64_t size() const noexcept { return size_word & (dpfc_word_limit - 1); }
@@ -172,14 +189,14 @@ struct dpfc_region {
     }
     // The record with the larger epoch: the state while the structure runs (recovery leaves
     // it so); after a crash, committed_index() decides.
-    std::uint64_t newest() const noexcept { return state[1].epoch > state[0].epoch ? 1 : 0; }
+    std::uint64_t newest() const noexcept { return state[1].whole_epoch() > state[0].whole_epoch() ? 1 : 0; }
     // After a crash: the newest record is the state if a result line carries the next epoch
     // (written only after its pass's pfence) or at least `spilled` lines carry its own (its
     // spills; copy-outs stamped with it exist only after its pfence); else the other record.
     // O(threads); validated records only.
     std::uint64_t committed_index() const noexcept {
         const auto n = newest();
-        const auto epoch = state[n].epoch;
+        const auto epoch = state[n].whole_epoch();
         std::uint64_t stamped = 0;
         for (std::uint64_t t = 0; t < header->threads; ++t) {
             if (results[t].epoch == epoch + 1) return n;
@@ -192,7 +209,7 @@ struct dpfc_region {
     // older: its pass committed before the state's), else nullptr.
     const dpfc_state* older(std::uint64_t cur) const noexcept {
         const auto& o = state[1 - cur];
-        return o.epoch != 0 && o.epoch < state[cur].epoch ? &o : nullptr;
+        return o.whole_epoch() != 0 && o.whole_epoch() < state[cur].whole_epoch() ? &o : nullptr;
     }
     // Element k of a state whose head is `head`.
     std::uint64_t& at(std::uint64_t head, std::uint64_t k) const noexcept { return elements[(head + k) % header->capacity]; }
@@ -230,7 +247,7 @@ inline void validate_record(const dpfc_region& r, std::uint64_t i, std::uint64_t
     if ((st.head_word >> 61) != 0 || st.redo() > dpfc_redo_room || st.inlined() > dpfc_inline_room ||
         st.redo() + 2 * st.inlined() > dpfc_payload_words)
         fail(magic, who + word("head_word", st.head_word) +
-                        " has reserved bits set, redo beyond 4 or redo + 2 x inline beyond the record's 5 words");
+                        " has reserved bits set, redo beyond 4 or redo + 2 x inline beyond the record's 4 words");
     if (st.spilled() > r.header->threads) fail(magic, who + word("size_word", st.size_word) + ": spilled exceeds the thread ids");
     for (std::uint64_t k = 0; k < st.inlined(); ++k) {
         const auto x = dpfc_inline::at(st, k);
@@ -278,19 +295,21 @@ inline void dpfc_validate(const void* region, std::size_t bytes, std::uint64_t m
     if (h->capacity == 0 || need == 0 || need > bytes)
         fail(word("capacity", h->capacity) + " does not fit the " + std::to_string(bytes) + "-byte region");
     const auto r = dpfc_region::at(const_cast<void*>(region), h->threads);
-    if (r.state[0].epoch == r.state[1].epoch)
-        fail(word("state[1].epoch", r.state[1].epoch) + " equals state[0].epoch (no pass writes two records with one epoch)");
-    const auto newest = r.state[r.newest()].epoch;
+    if (r.state[0].whole_epoch() == r.state[1].whole_epoch())
+        fail(r.state[0].whole_epoch() == 0 ? std::string("both state records are torn (no check matches): a crash tears at most one")
+                                           : word("state[1].epoch", r.state[1].epoch) +
+                                                 " equals state[0].epoch (no pass writes two records with one epoch)");
+    const auto newest = r.state[r.newest()].whole_epoch();
     if (newest >= dpfc_epoch_limit) fail(word("state epoch", newest) + " is 2^63 or more");
     for (std::uint64_t t = 0; t < h->threads; ++t)  // before committed() counts them
         if (r.results[t].epoch > newest + 1)
             fail("result[" + std::to_string(t) + "]." + word("epoch", r.results[t].epoch) +
                  " is beyond the newest state epoch " + std::to_string(newest) + " + 1");
     for (std::uint64_t i = 0; i < 2; ++i)
-        if (r.state[i].epoch != 0) dpfc_detail::validate_record(r, i, magic);
+        if (r.state[i].whole_epoch() != 0) dpfc_detail::validate_record(r, i, magic);
     const auto& st = r.committed();
-    if (st.epoch == 0)
-        fail(word("state epoch", newest) + " names an uncommitted record and the other record is torn (epoch 0)");
+    if (st.whole_epoch() == 0)
+        fail(word("state epoch", newest) + " names an uncommitted record and the other record is torn (its check does not match)");
     if (st.size() > h->capacity) fail(word("state size", st.size()) + " exceeds the capacity " + std::to_string(h->capacity));
     if (st.head() >= h->capacity || (magic == dpfc_stack_magic && st.head() != 0))
         fail(word("state head", st.head()) + (magic == dpfc_stack_magic ? " is not 0 (a stack's)" : " is not below the capacity"));
@@ -322,26 +341,43 @@ inline void dpfc_validate(const void* region, std::size_t bytes, std::uint64_t m
 }
 
 // The commit of a pass (and of recovery): the state record that is not the state (slot
-// 1 - current) gets epoch 0 (stored first: a crash that tears the record leaves epoch 0,
-// never the old epoch over new words), {head, size, payload = the redo values then the
-// inline results' words, counts}, then, in the same line and stored last, epoch; pwb;
-// pfence (PP). The caller has queued the write-backs (spilled results, copy-outs, element
-// lines) it orders.
-FERRITE_FLOW_ROOT inline void dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t head,
-                                          std::uint64_t size, const std::uint64_t* redo, std::uint64_t redo_count,
-                                          const std::uint64_t* inline_words, std::uint64_t inline_count,
-                                          std::uint64_t spilled) noexcept {
-    auto& next = r.state[1 - current];
-    next.epoch = 0;
-    std::atomic_signal_fence(std::memory_order_release);  // the zero persists no later than any word below
-    next.head_word = head | redo_count << 56 | inline_count << 59;
-    next.size_word = size | spilled << 56;
-    if (redo_count > 0) std::memcpy(next.payload, redo, redo_count * 8);
-    if (inline_count > 0) std::memcpy(next.payload + redo_count, inline_words, inline_count * 16);
-    std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier than the record
-    next.epoch = epoch;
-    pmem::pwb(&next);
+// 1 - current) is built in DRAM, {epoch, head, size, payload = the redo values then the
+// inline results' words, counts}, sealed with its check, and written as one line of NT
+// stores (no read for ownership of a line that an earlier write-back evicted: the pass's
+// costliest miss, docs/results.md); pfence (PP). A crash before the fence may leave the line
+// torn, any mix of old and new words: its check then fails and it is no candidate. The
+// caller has queued the write-backs (spilled results, copy-outs, element lines) it orders.
+// Returns the record as written (the combiner's copy of the state: no read of the media).
+FERRITE_FLOW_ROOT inline dpfc_state dpfc_commit(dpfc_region r, std::uint64_t current, std::uint64_t epoch, std::uint64_t head,
+                                                std::uint64_t size, const std::uint64_t* redo, std::uint64_t redo_count,
+                                                const std::uint64_t* inline_words, std::uint64_t inline_count,
+                                                std::uint64_t spilled) noexcept {
+    dpfc_state line{};
+    line.epoch = epoch;
+    line.head_word = head | redo_count << 56 | inline_count << 59;
+    line.size_word = size | spilled << 56;
+    if (redo_count > 0) std::memcpy(line.payload, redo, redo_count * 8);
+    if (inline_count > 0) std::memcpy(line.payload + redo_count, inline_words, inline_count * 16);
+    line.seal();
+    pmem::nt_copy_lines(&r.state[1 - current], &line, sizeof line);
     pmem::pfence();  // PP: the pass (or the recovery) is durable
+    return line;
+}
+
+// Stores operation `x`'s outcome into thread x.tid's result line, `epoch` last (the line is
+// whole on the media if its epoch is), and returns the line: the caller writes it back
+// (its own pwb site: a pass's spill and copy-out and recovery's copy-out are mutation-tested
+// one by one).
+inline dpfc_result& dpfc_store_result(const dpfc_region& r, const dpfc_inline& x, std::uint64_t epoch) noexcept {
+    auto& e = r.results[x.tid];
+    e.seq = x.seq;
+    e.name = x.name;
+    e.param = x.param;
+    e.response = x.response;
+    e.voided = 0;
+    std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
+    e.epoch = epoch;
+    return e;
 }
 
 // Whether inline result `x` of a candidate record is thread x.tid's latest operation and not
@@ -370,9 +406,8 @@ inline bool dpfc_inline_pending(const dpfc_region& r, const dpfc_inline& x, cons
 //      evidence); pwb of each; pfence: all durable before a record that no longer carries
 //      the redo or the inline results and under which an unvoided orphan would look taken;
 //   2. a record {C's head and size, no redo, no inline result, spilled 0} with the fresh
-//      epoch C + 2 (beyond every stamp) goes into the other slot (dpfc_commit: its epoch
-//      zeroed first, so a torn write leaves epoch 0, and an uncommitted newest record is
-//      no candidate again). It is committed by construction: no stamp C + 3 is needed, and
+//      epoch C + 2 (beyond every stamp) goes into the other slot (dpfc_commit: sealed, so a
+//      torn write fails its check, and an uncommitted newest record is no candidate again). It is committed by construction: no stamp C + 3 is needed, and
 //      it spilled nothing.
 // Idempotent: a crash before step 2's epoch persisted leaves C committed with its evidence
 // intact, and the copy-outs that persisted make those results no longer pending (run
@@ -409,15 +444,7 @@ FERRITE_FLOW_ROOT inline void dpfc_recover(void* region) noexcept {
         for (std::uint64_t k = 0; k < rec->inlined(); ++k) {
             const auto x = dpfc_inline::at(*rec, k);
             if (!dpfc_inline_pending(r, x, other)) continue;
-            auto& e = r.results[x.tid];
-            e.seq = x.seq;
-            e.name = x.name;
-            e.param = x.param;
-            e.response = x.response;
-            e.voided = 0;
-            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
-            e.epoch = rec->epoch;
-            pmem::pwb(&e);
+            pmem::pwb(&dpfc_store_result(r, x, rec->epoch));
         }
     }
     pmem::pfence();  // PP: elements, voided orphans and copy-outs are durable before the record below

@@ -23,15 +23,15 @@
 // the size (plain stores, no pwb: deferred, below; past the capacity: `full`, no effect), the
 // surplus pops answer the top elements (or `empty`). Results (format 3, dpfc_layout.hpp):
 // the first operations go INLINE into the pass's state record (2 words each, as many as
-// the record's 5 payload words leave after the redo values: 2, or 1 with 2-3 redo values,
-// 0 with 4), the rest are SPILLED to their threads' result lines, each stamped with the
+// the record's 4 payload words leave after the redo values: 2, or 1 with 1-2 redo values,
+// 0 with 3-4), the rest are SPILLED to their threads' result lines, each stamped with the
 // pass's epoch (state epoch + 1) stored last, pwb. The state's inline results of threads
 // this pass does not serve are CARRIED into the new record while it has room (the same two
 // words, no write-back) and otherwise COPIED OUT to their lines, stamped with the state's
 // epoch, pwb. The previous pass's deferred values that this pass keeps get a pwb of their
-// lines; the record that is not the state gets epoch 0, {head, size, redo = the kept
-// deferred values and this pass's kept pushes (at most 4), the inline results, counts},
-// epoch last, pwb; pfence (PP). More than 4 redo values (or more than 255 spills): every
+// lines; the record that is not the state gets {epoch E + 1, head, size, redo = the kept
+// deferred values and this pass's kept pushes (at most 4), the inline results, counts,
+// the check of those words}, built in DRAM and written as one line of NT stores; pfence (PP). More than 4 redo values (or more than 255 spills): every
 // such line is written back and a pfence orders them before the record (two fences). At 1
 // thread a pass writes back one line (its record); at 2 threads a paired push and pop too.
 // LP: each response, in the order the trace records (pairs first, push then pop; then the
@@ -45,10 +45,12 @@
 // hold them: by then the second pass's pfence has made them durable. A push popped by the
 // next pass is never written back (1 thread push-pop: 1.0 pwb/op; format 1 paid 2.0). The core
 // keeps how many top elements are deferred in DRAM (deferred_); after open it is the state's
-// redo, which recovery has emptied. The pass also prefetches for write, at its start, the
-// record line and the result lines of the operations past the first two (likely spilled)
-// it will store to: each was written back one or two passes before, and the store to such
-// a line was format 1's hottest instruction (perf annotate, docs/results.md).
+// redo, which recovery has emptied. The record goes out by NT stores and the combiner keeps
+// its own copy of the state (st_, cur_: what dpfc_commit wrote), so a pass neither reads
+// nor stores through the cache a record line that an earlier write-back evicted: on this
+// VM's clwb those two misses were the pass's costliest instructions (+8-14 % at 2..64
+// threads, docs/results.md). It prefetches for write, at its start, the result lines of the
+// operations past the first two (likely spilled).
 //
 // What differs from DFC: an operation that no combiner collected before a crash leaves no
 // trace at all; recover(tid) then reports the thread's previous operation (seq one less than
@@ -60,10 +62,11 @@
 // without a heap). One thread per thread id at a time is the caller's duty (not enforced:
 // DFC's tid claims are not carried over).
 //
-// Crash consistency. Stores to one line persist in program order. A pass writes the state
-// record that is not the state: epoch 0 first, its words, its epoch E + 1 last, so a record
-// on the media with a non-zero epoch is whole and a torn one reads as epoch 0 (no
-// candidate); its spilled result lines, each whole if its epoch is; copy-outs; value lines.
+// Crash consistency. Cached stores to one line persist in program order; NT stores to one
+// line in no particular order. A pass writes the state record that is not the state with
+// NT stores, sealed by a check of its words: a record on the media whose check matches is
+// whole, a torn one fails it (its epoch counts as 0: no candidate); its spilled result
+// lines, each whole if its epoch (stored last) is; copy-outs; value lines.
 // All are queued before the one pfence, so a crash before it may persist any subset. The
 // pass counts as committed only if all of it needed for detectability is durable: its
 // record (which holds its inline results) AND its `spilled` lines
@@ -76,7 +79,7 @@
 // count. Where a thread's latest result is: in the state's inline results, or in its line,
 // or, when the state's pass committed by its record before its pfence and its copy-outs
 // are lost, in the older record's inline results; that older record is intact then,
-// because the next pass (which overwrites it, zeroing its epoch first) begins only after
+// because the next pass (which overwrites it: torn, it fails its check) begins only after
 // the state's pfence. So recover(tid) (dpfc_recovered) takes the largest seq among those
 // three, and recovery copies out, before it commits a record without inline results, every
 // inline result of the two records that is its thread's latest and not in its line (else
@@ -157,23 +160,22 @@ public:
 
     dpfc_core(void* region, dpfc_options o, Trace t)
         : r_(dpfc_region::at(region, static_cast<const dpfc_header*>(region)->threads)), opts_(o), trace_(std::move(t)),
-          deferred_(r_.state[r_.newest()].redo()), served_(r_.header->threads, 0) {}  // after open's recovery: 0
+          deferred_(r_.state[r_.newest()].redo()), served_(r_.header->threads, 0), cur_(r_.newest()), st_(r_.state[cur_]) {}  // after open's recovery: 0
 
     FERRITE_FLOW_ROOT void combine(std::span<slot_type*> batch) noexcept {
         using s = combining::dfc_status;
         pushes_.clear();
         pops_.clear();
-        // The lines this pass stores to were written back one or two passes ago (the
-        // record) or in the thread's last pass (its result): ask for them now, so their
-        // misses overlap the pairing below instead of stalling the write-back loop.
-        const auto cur = r_.newest();  // while running, the newest record is the state
-        __builtin_prefetch(&r_.state[1 - cur], 1);
+        // The result lines this pass may spill to were written back in their thread's last
+        // pass: ask for them now, so their misses overlap the pairing below. The state is
+        // the combiner's copy (the record line is neither read nor stored through the cache).
+        const auto cur = cur_;
         for (std::size_t i = 0; i < batch.size(); ++i) {
             auto* op = batch[i];
             if (i >= dpfc_inline_room) __builtin_prefetch(&r_.results[op->request.tid], 1);  // likely spilled
             (op->request.name == dpfc_push_op ? pushes_ : pops_).push_back(op);
         }
-        const auto st = r_.state[cur];
+        const auto st = st_;
         const auto epoch = st.epoch + 1;
         const auto cap = r_.header->capacity;
         std::size_t paired = 0;
@@ -239,15 +241,7 @@ public:
                 ++inl;
                 continue;
             }
-            auto& e = r_.results[q.tid];
-            e.seq = q.seq;
-            e.name = q.name;
-            e.param = q.param;
-            e.response = op->response;
-            e.voided = 0;
-            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
-            e.epoch = epoch;
-            pmem::pwb(&e);
+            pmem::pwb(&dpfc_store_result(r_, {q.tid, q.seq, q.name, q.param, op->response}, epoch));
             ++spilled;
         }
         // The state's inline results of threads this pass does not serve: CARRIED into this
@@ -262,16 +256,7 @@ public:
                 ++inl;
                 continue;
             }
-            const auto x = dpfc_inline::at(st, k);
-            auto& e = r_.results[x.tid];
-            e.seq = x.seq;
-            e.name = x.name;
-            e.param = x.param;
-            e.response = x.response;
-            e.voided = 0;
-            std::atomic_signal_fence(std::memory_order_release);  // the epoch persists no earlier
-            e.epoch = st.epoch;
-            pmem::pwb(&e);
+            pmem::pwb(&dpfc_store_result(r_, dpfc_inline::at(st, k), st.epoch));
         }
         if (one) {  // PP: the pass, with one pfence
             for (std::uint64_t p = from; p < to;) {
@@ -281,7 +266,8 @@ public:
                 p += run;
             }
             for (std::uint64_t p = from; p < hi; ++p) redo_[p - from] = value_at(p);
-            dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, inline_, inl, spilled);
+            st_ = dpfc_commit(r_, cur, epoch, head, hi - lo, redo_, redo, inline_, inl, spilled);
+            cur_ = 1 - cur;
             deferred_ = kept;
         } else {
             for (std::uint64_t p = from; p < hi;) {  // the deferred ones kept and this pass's
@@ -292,7 +278,8 @@ public:
             }
             // PP: the values (and more spills than a record counts) are durable before the record
             if (redo > 0 || spilled > dpfc_spilled_limit) pmem::pfence();
-            dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, inline_, inl, spilled > dpfc_spilled_limit ? 0 : spilled);
+            st_ = dpfc_commit(r_, cur, epoch, head, hi - lo, nullptr, 0, inline_, inl, spilled > dpfc_spilled_limit ? 0 : spilled);
+            cur_ = 1 - cur;
             deferred_ = 0;
         }
         trace_.pass_done();
@@ -316,6 +303,8 @@ private:
     FERRITE_FLOW_SKIP std::uint64_t redo_[dpfc_redo_room] = {};  // combiner's scratch: the record's redo values
     FERRITE_FLOW_SKIP std::vector<std::uint64_t> served_;  // per thread id: the last pass (epoch) that served it (DRAM only)
     FERRITE_FLOW_SKIP std::uint64_t inline_[2 * dpfc_inline_room] = {};  // combiner's scratch: the record's inline results
+    FERRITE_FLOW_SKIP std::uint64_t cur_;  // the state record's index (the newest while running)
+    FERRITE_FLOW_SKIP dpfc_state st_;      // a copy of it, as dpfc_commit wrote it (DRAM only)
 };
 
 }  // namespace containers
@@ -359,6 +348,7 @@ public:
         r.header->capacity = capacity;
         r.header->element_size = 8;
         r.state[0].epoch = 1;  // the state: empty
+        r.state[0].seal();
         pmem::pwb_range(region, dpfc_region::elements_offset(threads));
         pmem::pfence();
         r.header->magic = Kind::magic;  // the commit point of create

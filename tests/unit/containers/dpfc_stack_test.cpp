@@ -84,20 +84,21 @@ TEST(DpfcStack, OnePfencePerPassResultsIncluded) {
     s.push(0, 5);
     auto d = pmem::thread_counters() - before;
     EXPECT_EQ(d.pfences, 1u) << "the state record (the result inline, the value in its redo) under one fence";
-    EXPECT_EQ(d.pwb_lines, 1u) << "the result rides in the record, the value's line is deferred";
+    EXPECT_EQ(d.pwb_lines, 0u) << "the result rides in the record, the value's line is deferred";
+    EXPECT_EQ(d.nt_stores, 8u) << "the record: one line of NT stores";
     EXPECT_EQ(f.r().committed().inlined(), 1u);
     before = pmem::thread_counters();
     EXPECT_EQ(s.pop(0), 5u);
     d = pmem::thread_counters() - before;
     EXPECT_EQ(d.pfences, 1u);
-    EXPECT_EQ(d.pwb_lines, 1u) << "the record alone: the popped value is never written back";
+    EXPECT_EQ(d.pwb_lines, 0u) << "the record alone: the popped value is never written back";
     s.push(0, 6);
     before = pmem::thread_counters();
     s.push(0, 7);
     d = pmem::thread_counters() - before;
-    EXPECT_EQ(d.pwb_lines, 2u) << "the previous pass's value (kept) is written back by this pass";
+    EXPECT_EQ(d.pwb_lines, 1u) << "the previous pass's value (kept) is written back by this pass";
     EXPECT_EQ(f.r().committed().redo(), 2u) << "and repeated in this pass's record";
-    EXPECT_EQ(f.r().committed().inlined(), 1u) << "2 redo values + 1 inline result: the record's 5 words";
+    EXPECT_EQ(f.r().committed().inlined(), 1u) << "2 redo values + 1 inline result: the record's 4 words";
     s.push(0, 8);
     EXPECT_EQ(f.r().committed().redo(), 2u) << "a value written back by an earlier, fenced pass is not repeated";
     EXPECT_EQ(f.r().results[0].seq, 0u) << "no result line written at all";
@@ -200,18 +201,25 @@ TEST(DpfcStack, AnOrphanResultIsClearedAndStaysNotTaken) {
 
 // An inline result lost with its record (the pass's one line did not persist) leaves no
 // trace: the thread recovers its previous operation and runs it again with the same seq.
-TEST(DpfcStack, AnInlineResultLostWithItsRecordLeavesNoTrace) {
-    fixture f(2);
+// Thread 0 pushes 1 (recovered since, so nothing is left to do on open), then 2; returns the
+// image between the two.
+auto push_1_then_2(fixture& f) {
     {
         auto s = f.create();
         s.push(0, 1);
     }
     (void)f.open();
-    const auto image = f.buf.snapshot();
+    auto image = f.buf.snapshot();
     {
         auto s = f.open();
         s.push(0, 2);
     }
+    return image;
+}
+
+TEST(DpfcStack, AnInlineResultLostWithItsRecordLeavesNoTrace) {
+    fixture f(2);
+    const auto image = push_1_then_2(f);
     f.buf.restore_range(image, 64, 128);
     auto s = f.open();
     const auto r = s.recover(0);
@@ -222,13 +230,42 @@ TEST(DpfcStack, AnInlineResultLostWithItsRecordLeavesNoTrace) {
     EXPECT_EQ(s.unsynchronized_contents(), std::vector<u64>{1});
 }
 
+// A crash in the middle of a pass's NT write of its record: any mix of the old and the new
+// words may persist. The mix fails the check, so the older record is the state and the
+// pass did not take effect, whichever words persisted.
+TEST(DpfcStack, ATornNewestRecordIsNoCandidate) {
+    fixture f(2);
+    const auto image = push_1_then_2(f);
+    const auto after = f.buf.snapshot();
+    const auto n = f.r().newest();
+    unsigned torn = 0;
+    for (unsigned word = 0; word < 8; ++word) {  // the new line but one word, and one word of it alone
+        for (const bool only : {false, true}) {
+            f.buf.restore(after);
+            auto& rec = f.r().state[n];
+            const auto* old_words = reinterpret_cast<const u64*>(reinterpret_cast<const std::byte*>(image.data()) + 64 + 64 * n);
+            auto* words = reinterpret_cast<u64*>(&rec);
+            for (unsigned k = 0; k < 8; ++k)
+                if ((k == word) != only) words[k] = old_words[k];
+            if (rec.whole()) continue;  // the mix equals one of the two records (a word the pass did not change)
+            ++torn;
+            auto s = f.open();
+            const auto r = s.recover(0);
+            EXPECT_EQ(r.seq, 1u) << word << only;
+            EXPECT_TRUE(r.took_effect) << word << only;
+            EXPECT_EQ(s.unsynchronized_contents(), std::vector<u64>{1}) << word << only;
+        }
+    }
+    EXPECT_GE(torn, 8u) << "mixes that differ from both records";
+}
+
 // Pass E serves thread 0 inline; pass E + 1 serves thread 1 only and has no room to carry
 // thread 0's result (2 redo values + its own result), so it copies it out to thread 0's
 // line. (a) That copy-out lost (pass E + 1 committed by its whole record before its
 // pfence): thread 0's result is still in the older record E, recover(0) finds it, and
 // recovery copies it out before anything can overwrite record E. (b) Pass E + 2 torn over
-// record E (its epoch zeroed first, the rest half written): record E is no candidate, and
-// the copy-out, durable since pass E + 1's pfence, answers.
+// record E (some of its NT-stored words persisted, its check does not match): record E is
+// no candidate, and the copy-out, durable since pass E + 1's pfence, answers.
 TEST(DpfcStack, ACopyOutLostOrATornOtherRecordKeepsTheLatestResult) {
     fixture f(3);
     {
@@ -236,7 +273,9 @@ TEST(DpfcStack, ACopyOutLostOrATornOtherRecordKeepsTheLatestResult) {
         s.push(0, 1);  // pass E: thread 0 inline
         const auto before = pmem::thread_counters();
         s.push(1, 2);  // pass E + 1: redo {1, 2}, thread 1 inline, thread 0 copied out
-        EXPECT_EQ((pmem::thread_counters() - before).pwb_lines, 3u) << "value 1's line, the copy-out, the record";
+        const auto d = pmem::thread_counters() - before;
+        EXPECT_EQ(d.pwb_lines, 2u) << "value 1's line, the copy-out";
+        EXPECT_EQ(d.nt_stores, 8u) << "the record: one line of NT stores";
     }
     auto r = f.r();
     ASSERT_EQ(r.results[0].seq, 1u) << "copied out";
@@ -256,9 +295,9 @@ TEST(DpfcStack, ACopyOutLostOrATornOtherRecordKeepsTheLatestResult) {
     f.buf.restore(image);
     {  // (b)
         auto& old = r.state[1 - r.newest()];
-        old.epoch = 0;
-        old.head_word = ~u64{0};  // a torn write: anything after the zeroed epoch
+        old.epoch += 2;  // a torn write: the next pass's epoch and payload, the old check
         old.payload[0] = ~u64{0};
+        ASSERT_FALSE(old.whole());
         auto s = f.open();
         EXPECT_EQ(s.recover(0).seq, 1u);
         EXPECT_TRUE(s.recover(0).took_effect);
@@ -329,6 +368,7 @@ TEST(DpfcStack, RecoveryCopiesRedoValuesIntoTheArray) {
 struct damage {
     const char* name;
     void (*apply)(c::dpfc_region);
+    bool reseal = true;  // seal the records that were whole again: the damage is in a word's meaning, not a tear
 };
 
 TEST(DpfcStack, DamagedRegionsAreRefusedWithNothingWritten) {
@@ -347,11 +387,15 @@ TEST(DpfcStack, DamagedRegionsAreRefusedWithNothingWritten) {
         {"result name", [](c::dpfc_region r) { r.results[0].name = 9; }},
         {"result status", [](c::dpfc_region r) { r.results[0].response.status = dfc_status::value; }},
         {"result seq", [](c::dpfc_region r) { r.results[1].param = 5; }},
-        {"both records torn", [](c::dpfc_region r) { r.state[0].epoch = r.state[1].epoch = 0; }},
-        {"committed record torn", [](c::dpfc_region r) {
-             r.state[1 - r.newest()].epoch = 0;  // the newest: uncommitted, as no spill of it is stamped
-             r.state[r.newest()].size_word |= u64{1} << 56;
-         }},
+        {"both records torn", [](c::dpfc_region r) { r.state[0].check ^= 1, r.state[1].check ^= 1; }, false},
+        {"committed record torn",
+         [](c::dpfc_region r) {
+             const auto n = r.newest();
+             r.state[1 - n].check ^= 1;  // the newest: uncommitted, as no spill of it is stamped
+             r.state[n].size_word |= u64{1} << 56;
+             r.state[n].seal();
+         },
+         false},
         {"inline tid", [](c::dpfc_region r) { r.state[r.newest()].payload[r.state[r.newest()].redo()] |= 0xffff; }},
         {"inline seq", [](c::dpfc_region r) { r.state[r.newest()].payload[r.state[r.newest()].redo()] &= 0x3ffff; }},
         {"inline room", [](c::dpfc_region r) { r.state[r.newest()].head_word |= u64{3} << 59; }},
@@ -363,7 +407,11 @@ TEST(DpfcStack, DamagedRegionsAreRefusedWithNothingWritten) {
             s.push(0, 1);
             s.push(0, 2);
         }
-        k.apply(f.r());
+        const auto r = f.r();
+        const bool whole[2] = {r.state[0].whole(), r.state[1].whole()};
+        k.apply(r);
+        for (int i = 0; i < 2; ++i)
+            if (k.reseal && whole[i]) r.state[i].seal();
         const auto before = f.buf.snapshot();
         try {
             (void)f.open();
@@ -475,7 +523,9 @@ TEST(DpfcQueue, AQueueIsNoStackAndDamageIsRefused) {
     dfc_region_buffer buf(que::required_bytes(2, 8));
     { (void)que::create(buf.data(), buf.size(), 2, 8).enqueue(1, 5); }
     EXPECT_THROW((void)stk::open(buf.data(), buf.size()), damaged_pool);
-    c::dpfc_region::at(buf.data(), 2).state[c::dpfc_region::at(buf.data(), 2).newest()].head_word = 8;
+    auto& newest = c::dpfc_region::at(buf.data(), 2).state[c::dpfc_region::at(buf.data(), 2).newest()];
+    newest.head_word = 8;
+    newest.seal();
     const auto before = buf.snapshot();
     try {
         (void)que::open(buf.data(), buf.size());
