@@ -226,6 +226,22 @@ TEST_F(DequeTest, TwoFenceAblationOrdersValuesBeforeTheRecord) {
     EXPECT_EQ(st.redo_front + st.redo_back, 0u) << "the value is durable before the record: no redo";
 }
 
+// One combining pass of `ops` (operation, value) through `core`; the persistence
+// instructions it issued.
+using deque_ops = std::vector<std::pair<c::deque_op, u64>>;
+template <class Core>
+pmem::counters combine_counted(Core& core, const deque_ops& ops) {
+    std::vector<typename Core::slot_type> slots(ops.size());
+    std::vector<typename Core::slot_type*> batch;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        slots[i].request = {ops[i].first, ops[i].second, 0};
+        batch.push_back(&slots[i]);
+    }
+    const auto before = pmem::thread_counters();
+    core.combine(std::span(batch));
+    return pmem::thread_counters() - before;
+}
+
 // One pass through the core: kept pushes up to the record's redo room (4 elements of 8
 // bytes) ride in the record, front ones in deque order, then back ones, with one fence;
 // beyond the room a fence orders the values before a record without redo.
@@ -234,17 +250,7 @@ TEST_F(DequeTest, KeptPushesBeyondTheRedoRoomTakeTwoFences) {
     anchor_ = 0;
     auto* h = core_t::create(*pool_, *heap_, anchor_, 64);
     core_t core(*pool_, *heap_, h);
-    const auto pass = [&](std::vector<std::pair<c::deque_op, u64>> ops) {
-        std::vector<core_t::slot_type> slots(ops.size());
-        std::vector<core_t::slot_type*> batch;
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-            slots[i].request = {ops[i].first, ops[i].second, 0};
-            batch.push_back(&slots[i]);
-        }
-        const auto before = pmem::thread_counters();
-        core.combine(std::span(batch));
-        return pmem::thread_counters() - before;
-    };
+    const auto pass = [&](const deque_ops& ops) { return combine_counted(core, ops); };
     const auto pb = c::deque_op::push_back, pf = c::deque_op::push_front, qf = c::deque_op::pop_front;
     ASSERT_EQ(c::deque_redo_room(8), 4u);
     // Five pushes, one eliminated by the pop: four kept, one fence.
@@ -273,17 +279,7 @@ TEST_F(DequeTest, BackPushesAreWrittenBackCoalesced) {
     auto* h = core_t::create(*pool_, *heap_, anchor_, 64);
     ASSERT_EQ(h->data % 64, 0u) << "the ring's slots 0-7 share a line";
     auto core = std::make_unique<core_t>(*pool_, *heap_, h);
-    const auto pass = [&](std::vector<std::pair<c::deque_op, u64>> ops) {
-        std::vector<core_t::slot_type> slots(ops.size());
-        std::vector<core_t::slot_type*> batch;
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-            slots[i].request = {ops[i].first, ops[i].second, 0};
-            batch.push_back(&slots[i]);
-        }
-        const auto before = pmem::thread_counters();
-        core->combine(std::span(batch));
-        return pmem::thread_counters() - before;
-    };
+    const auto pass = [&](const deque_ops& ops) { return combine_counted(*core, ops); };
     const auto redo = [&] {
         const auto& st = c::deque_committed(*h);
         std::vector<u64> v(st.redo_front + st.redo_back);
