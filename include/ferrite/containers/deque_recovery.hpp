@@ -186,26 +186,36 @@ FERRITE_FLOW_ROOT void deque_finish_replace(const pmem::pool_ref& pool, Heap& he
     if (!replaced && old != 0) heap.confirm_deallocation(pool.base() + old);
 }
 
-// Store `bytes` at ring position `pos` (deque_state.head + k) and the positions after it,
-// wrapping at the capacity: plain stores + pwb, or NT stores. No fence: the caller's orders
-// them. The caller checked that the bytes hold whole elements and fit the capacity.
-inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos,
-                             const std::byte* src, std::uint64_t bytes, bool nt) noexcept {
+// Calls run(dst, offset, n) for each contiguous run of `bytes` bytes at ring position `pos`
+// (deque_state.head + k) and the positions after it, wrapping at the capacity: dst the run's
+// first byte in the ring, offset its distance from the start of the bytes. The caller checked
+// that the bytes hold whole elements and fit the capacity.
+template <class Run>
+inline void deque_ring_runs(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos, std::uint64_t bytes,
+                            Run&& run) noexcept {
     const auto esz = h->element_size, cap = h->capacity;
     auto* ring = pool.base() + h->data;
     for (std::uint64_t done = 0; done < bytes;) {
         const auto slot = pos & (cap - 1);
-        const auto run = std::min(bytes - done, (cap - slot) * esz);
-        auto* dst = ring + slot * esz;
-        if (nt) {
-            pmem::nt_memcpy(dst, src + done, run);
-        } else {
-            std::memcpy(dst, src + done, run);
-            pmem::pwb_range(dst, run);
-        }
-        done += run;
-        pos += run / esz;
+        const auto n = std::min(bytes - done, (cap - slot) * esz);
+        run(ring + slot * esz, done, n);
+        done += n;
+        pos += n / esz;
     }
+}
+
+// Store `bytes` at ring position `pos` and after, wrapping: plain stores + pwb, or NT stores.
+// No fence: the caller's orders them.
+inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos,
+                             const std::byte* src, std::uint64_t bytes, bool nt) noexcept {
+    deque_ring_runs(pool, h, pos, bytes, [&](std::byte* dst, std::uint64_t offset, std::uint64_t n) {
+        if (nt) {
+            pmem::nt_memcpy(dst, src + offset, n);
+        } else {
+            std::memcpy(dst, src + offset, n);
+            pmem::pwb_range(dst, n);
+        }
+    });
 }
 
 // pwb the lines of `bytes` at ring position `pos` and after, wrapping: the write-back of the
@@ -213,15 +223,8 @@ inline void deque_store_ring(const pmem::pool_ref& pool, const deque_header* h, 
 // `where` is the caller's site: flush mutation testing switches each use off on its own.
 inline void deque_pwb_ring(const pmem::pool_ref& pool, const deque_header* h, std::uint64_t pos, std::uint64_t bytes,
                            const pmem::site& where = pmem::site::current()) noexcept {
-    const auto esz = h->element_size, cap = h->capacity;
-    auto* ring = pool.base() + h->data;
-    for (std::uint64_t done = 0; done < bytes;) {
-        const auto slot = pos & (cap - 1);
-        const auto run = std::min(bytes - done, (cap - slot) * esz);
-        pmem::pwb_range(ring + slot * esz, run, where);
-        done += run;
-        pos += run / esz;
-    }
+    deque_ring_runs(pool, h, pos, bytes,
+                    [&](std::byte* dst, std::uint64_t, std::uint64_t n) { pmem::pwb_range(dst, n, where); });
 }
 
 // The commit of a pass, and of recovery's replay: write the state record that is not the
